@@ -1,0 +1,327 @@
+"""One transport for every client: auth, timeouts, retry policy, secret redaction, SSE reading.
+
+Protocol code builds an :class:`ApiRequest` (a plain description: method, path, params, headers,
+body, and whether repeating it is safe); :class:`SyncTransport` and :class:`AsyncTransport` send it
+over one pooled httpx client each. Clients never talk to httpx directly, so the retry rules and the
+redaction live here once.
+
+Retry rules (:class:`RetryPolicy`):
+- a connection that could not be opened (connect error / connect timeout) is always retried: the
+  request never reached the server, so repeating it cannot apply a command twice;
+- a reset connection, a read timeout, a truncated body or a 5xx status are retried only when the
+  request is idempotent, or when the caller asked for it (``retry_non_idempotent=True``): the server
+  may have executed it already;
+- waits grow exponentially with full jitter, capped at ``max_backoff``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import random
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from svckit import __version__
+from svckit.errors import RequestTimeout, StreamClosed, TransportError, mask
+
+DEFAULT_TIMEOUT = 10.0
+USER_AGENT = f"svckit/{__version__}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently a request is repeated after a transient failure."""
+
+    attempts: int = 3
+    backoff: float = 0.05
+    max_backoff: float = 2.0
+    statuses: frozenset[int] = frozenset({500, 502, 503, 504})
+    retry_non_idempotent: bool = False
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts: must be at least 1")
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before try number ``attempt + 1`` (attempt counts from 1)."""
+        cap = min(self.max_backoff, self.backoff * (2 ** (attempt - 1)))
+        return random.uniform(0, cap)
+
+    def may_retry(self, request: ApiRequest, error: BaseException | None, status: int | None) -> bool:
+        if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return True
+        safe = request.idempotent or self.retry_non_idempotent
+        if error is not None:
+            return safe and isinstance(error, httpx.TransportError)
+        return safe and status in self.statuses
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+
+
+class Auth:
+    """Credentials for a request; their repr never shows the secret."""
+
+    def header(self) -> str:
+        raise NotImplementedError
+
+    def secrets(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+
+class BearerAuth(Auth):
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def header(self) -> str:
+        return f"Bearer {self._token}"
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self._token,)
+
+    def __repr__(self) -> str:
+        return f"BearerAuth({mask(self._token)})"
+
+
+class BasicAuth(Auth):
+    def __init__(self, username: str, password: str) -> None:
+        self.username = username
+        self._password = password
+
+    def header(self) -> str:
+        raw = f"{self.username}:{self._password}".encode()
+        return "Basic " + base64.b64encode(raw).decode("ascii")
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self._password, self.header().split(" ", 1)[1])
+
+    def __repr__(self) -> str:
+        return f"BasicAuth({self.username!r}, {mask(self._password)})"
+
+
+@dataclass
+class ApiRequest:
+    """A transport-neutral description of one HTTP request."""
+
+    method: str
+    path: str
+    params: Mapping[str, Any] | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    json: Any = None
+    content: bytes | None = None
+    idempotent: bool = False
+    timeout: float | None = None
+
+    def build(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
+        kwargs: dict[str, Any] = {"params": self.params, "headers": dict(self.headers)}
+        if self.content is not None:
+            kwargs["content"] = self.content
+        elif self.json is not None:
+            kwargs["json"] = self.json
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return client.build_request(self.method, self.path, **kwargs)
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    """Replace every secret in ``text`` with its masked form."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, mask(secret))
+    return text
+
+
+def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> TransportError:
+    cls = RequestTimeout if isinstance(error, httpx.TimeoutException) else TransportError
+    detail = redact(f"{type(error).__name__}: {error}", secrets)
+    hint = " (is the server running? try a longer timeout=)" if cls is RequestTimeout else ""
+    return cls(f"{what} failed: {detail}{hint}")
+
+
+def _client_kwargs(
+    base_url: str, auth: Auth | None, timeout: float | None, headers: Mapping[str, str] | None
+) -> dict[str, Any]:
+    hdrs = {"User-Agent": USER_AGENT, **(headers or {})}
+    if auth is not None:
+        hdrs["Authorization"] = auth.header()
+    return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout}
+
+
+class _TransportBase:
+    def __init__(self, base_url: str, auth: Auth | None, retry: RetryPolicy | None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.auth = auth
+        self.retry = retry or RetryPolicy()
+        self._secrets = auth.secrets() if auth else ()
+
+    def redact(self, text: str) -> str:
+        return redact(text, self._secrets)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_url!r}, auth={self.auth!r})"
+
+
+class SyncTransport(_TransportBase):
+    """Sends :class:`ApiRequest` objects over one pooled ``httpx.Client``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: Auth | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, auth, retry)
+        self._client = httpx.Client(transport=transport, **_client_kwargs(base_url, auth, timeout, headers))
+
+    def send(self, request: ApiRequest) -> httpx.Response:
+        """Send with retries; the returned response is fully read. Error statuses are returned, not raised."""
+        what = f"{request.method} {self.base_url}"
+        attempt = 0
+        while True:
+            attempt += 1
+            error: httpx.HTTPError | None = None
+            response: httpx.Response | None = None
+            try:
+                response = self._client.send(request.build(self._client))
+            except httpx.HTTPError as exc:
+                error = exc
+            status = response.status_code if response is not None else None
+            if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
+                time.sleep(self.retry.delay(attempt))
+                continue
+            if error is not None:
+                raise _wrap(error, self._secrets, what) from None
+            assert response is not None
+            return response
+
+    def stream_lines(self, request: ApiRequest) -> Iterator[str]:
+        """Open a Server-Sent Events stream and yield each event's ``data`` payload.
+
+        The stream is opened with the retry policy (opening is safe to repeat); a stream that breaks
+        after it was opened ends with :class:`StreamClosed`.
+        """
+        from httpx_sse import EventSource
+
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._client.send(request.build(self._client), stream=True)
+            except httpx.HTTPError as exc:
+                if attempt < self.retry.attempts and self.retry.may_retry(request, exc, None):
+                    time.sleep(self.retry.delay(attempt))
+                    continue
+                raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
+            break
+        try:
+            if response.status_code >= 400:
+                response.read()
+                raise StreamRefused(response)
+            for event in EventSource(response).iter_sse():
+                yield event.data
+        except httpx.HTTPError as exc:
+            raise StreamClosed(self.redact(f"event stream broke: {type(exc).__name__}: {exc}")) from None
+        finally:
+            response.close()
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> SyncTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncTransport(_TransportBase):
+    """Sends :class:`ApiRequest` objects over one pooled ``httpx.AsyncClient``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: Auth | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(base_url, auth, retry)
+        self._client = httpx.AsyncClient(
+            transport=transport, **_client_kwargs(base_url, auth, timeout, headers)
+        )
+
+    async def send(self, request: ApiRequest) -> httpx.Response:
+        what = f"{request.method} {self.base_url}"
+        attempt = 0
+        while True:
+            attempt += 1
+            error: httpx.HTTPError | None = None
+            response: httpx.Response | None = None
+            try:
+                response = await self._client.send(request.build(self._client))
+            except httpx.HTTPError as exc:
+                error = exc
+            status = response.status_code if response is not None else None
+            if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
+                await asyncio.sleep(self.retry.delay(attempt))
+                continue
+            if error is not None:
+                raise _wrap(error, self._secrets, what) from None
+            assert response is not None
+            return response
+
+    async def stream_lines(self, request: ApiRequest) -> AsyncIterator[str]:
+        from httpx_sse import EventSource
+
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = await self._client.send(request.build(self._client), stream=True)
+            except httpx.HTTPError as exc:
+                if attempt < self.retry.attempts and self.retry.may_retry(request, exc, None):
+                    await asyncio.sleep(self.retry.delay(attempt))
+                    continue
+                raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
+            break
+        try:
+            if response.status_code >= 400:
+                await response.aread()
+                raise StreamRefused(response)
+            async for event in EventSource(response).aiter_sse():
+                yield event.data
+        except httpx.HTTPError as exc:
+            raise StreamClosed(self.redact(f"event stream broke: {type(exc).__name__}: {exc}")) from None
+        finally:
+            await response.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> AsyncTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class StreamRefused(Exception):
+    """Raised inside a stream generator when the server refused to open the stream.
+
+    Clients catch it and turn ``response`` into their own APIError (they know the error body format).
+    """
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        super().__init__(f"HTTP {response.status_code}")

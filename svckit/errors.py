@@ -1,0 +1,138 @@
+"""Every error svckit raises, in one tree.
+
+::
+
+    SvcError
+    ├── ConfigError                 a SVC_* variable or client argument is missing
+    ├── InvalidArgument (ValueError) an argument was refused before any request was sent
+    ├── TransportError              the request could not be completed (after retries)
+    │   └── RequestTimeout
+    ├── ProtocolError               the server's reply does not follow the protocol
+    ├── StreamClosed                an event stream ended or failed
+    └── APIError                    the server answered with an error status
+        ├── BadRequest              400
+        │   └── CommandError        400 / {error} element: a key-value command failed
+        ├── AuthError               401: token or credentials missing or invalid
+        ├── NotFound                404
+        ├── MethodNotAllowed        405
+        ├── UnprocessableEntity     422
+        │   └── EmbeddingModelRequired   422 from a vector text query
+        └── ServerError             5xx
+    TransactionDiscarded (APIError) a /multi-exec transaction was discarded as a whole
+
+Every message says what failed and, where it can, how to fix it. No message ever contains a token
+or password: `mask()` shows at most the last four characters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def mask(secret: str | None) -> str:
+    """Show a secret as ``***`` plus at most its last four characters (fewer for short secrets)."""
+    if not secret:
+        return "***"
+    tail = secret[-4:] if len(secret) >= 12 else ""
+    return f"***{tail}"
+
+
+class SvcError(Exception):
+    """Base of every svckit error."""
+
+
+class ConfigError(SvcError):
+    """A required setting (SVC_* variable or client argument) is missing or malformed."""
+
+
+class InvalidArgument(SvcError, ValueError):
+    """An argument was refused before any request was sent; ``argument`` names it."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        self.argument = argument
+        super().__init__(f"{argument}: {message}")
+
+
+class TransportError(SvcError):
+    """The request could not be completed: connection refused or reset, body truncated, ..."""
+
+
+class RequestTimeout(TransportError):
+    """The server did not answer within the client's timeout."""
+
+
+class ProtocolError(SvcError):
+    """The server's reply does not follow the protocol (malformed JSON, envelope or RESP2)."""
+
+
+class StreamClosed(SvcError):
+    """An event stream (monitor, subscribe) ended unexpectedly or could not be resumed."""
+
+
+class APIError(SvcError):
+    """The server answered with an error status. ``status`` and ``body`` hold what it said."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(message)
+
+
+class BadRequest(APIError):
+    """HTTP 400: syntax error, invalid or unsupported command, bad header value."""
+
+
+class CommandError(BadRequest):
+    """A key-value command failed; the message is the protocol error text (e.g. WRONGTYPE ...)."""
+
+
+class AuthError(APIError):
+    """HTTP 401: the token or credentials are missing or invalid."""
+
+
+class NotFound(APIError):
+    """HTTP 404: no such resource."""
+
+
+class MethodNotAllowed(APIError):
+    """HTTP 405: the interface does not accept this HTTP method."""
+
+
+class UnprocessableEntity(APIError):
+    """HTTP 422: the request is well formed but cannot be processed."""
+
+
+class EmbeddingModelRequired(UnprocessableEntity):
+    """HTTP 422 from a vector text query: the index was created without an embedding model."""
+
+
+class ServerError(APIError):
+    """HTTP 5xx: the server failed."""
+
+
+class TransactionDiscarded(APIError):
+    """A /multi-exec transaction was discarded as a whole; no command of it ran."""
+
+
+_BY_STATUS: dict[int, type[APIError]] = {
+    400: BadRequest,
+    401: AuthError,
+    404: NotFound,
+    405: MethodNotAllowed,
+    422: UnprocessableEntity,
+}
+
+_HINTS: dict[type[APIError], str] = {
+    AuthError: "check the token or credentials (SVC_* variables); a rotated or reset one stops working at once",
+    MethodNotAllowed: "use HEAD, GET, POST or PUT",
+}
+
+
+def error_for_status(status: int, message: str, body: Any = None, *, what: str = "request") -> APIError:
+    """Build the APIError subclass that matches an HTTP status."""
+    cls = _BY_STATUS.get(status) or (ServerError if status >= 500 else APIError)
+    text = f"{what} failed with HTTP {status}: {message}"
+    hint = _HINTS.get(cls)
+    if hint:
+        text += f" ({hint})"
+    return cls(text, status=status, body=body)

@@ -1,0 +1,93 @@
+"""What every interface area of the sandbox provides, and the context it is built from."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.types import ASGIApp
+
+
+def new_token(nbytes: int = 32) -> str:
+    return secrets.token_urlsafe(nbytes)
+
+
+@dataclass
+class Credentials:
+    """Random secrets of one data directory, kept in ``credentials.json`` (mode 0600).
+
+    The queue token and password are not here: they belong to the queue account record, which the
+    account area keeps in SQLite (rotating it must be atomic with the rest of the record).
+    """
+
+    kv_token: str = field(default_factory=new_token)
+    kv_readonly_token: str = field(default_factory=new_token)
+    vector_token: str = field(default_factory=new_token)
+    devapi_email: str = "sandbox@svckit.local"
+    devapi_key: str = field(default_factory=new_token)
+
+    @classmethod
+    def load_or_create(cls, data_dir: Path) -> Credentials:
+        path = data_dir / "credentials.json"
+        if path.exists():
+            known = {k: v for k, v in json.loads(path.read_text()).items() if k in cls.__dataclass_fields__}
+            creds = cls(**known)
+        else:
+            creds = cls()
+        creds._path = path
+        creds.save()
+        return creds
+
+    def save(self) -> None:
+        path: Path | None = getattr(self, "_path", None)
+        if path is None:
+            return
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(asdict(self), fh)
+        os.replace(tmp, path)
+
+    def __repr__(self) -> str:
+        return "Credentials(***)"
+
+
+@dataclass
+class SandboxContext:
+    """Everything an area needs to build itself."""
+
+    data_dir: Path
+    credentials: Credentials
+    options: dict[str, Any] = field(default_factory=dict)
+    log: Callable[[str], None] = field(default=lambda msg: print(f"[svckit sandbox] {msg}", file=sys.stderr))
+
+
+class Area:
+    """One interface area served under ``prefix``. Subclasses fill in the hooks they need."""
+
+    prefix: str = ""
+
+    def __init__(self, ctx: SandboxContext) -> None:
+        self.ctx = ctx
+
+    def app(self) -> ASGIApp:
+        raise NotImplementedError
+
+    def env(self, base_url: str) -> dict[str, str]:
+        """SVC_* variables this area contributes, given the sandbox's base URL."""
+        return {}
+
+    async def start(self) -> None:
+        """Called once the event loop runs, before the first request."""
+
+    async def stop(self) -> None:
+        """Called on shutdown; stop children, flush state."""
+
+    async def seed(self, name: str) -> None:
+        """Load a named data set (``demo``) into this area."""

@@ -1,0 +1,214 @@
+"""The sandbox server: every area mounted under its prefix in one Starlette app on loopback.
+
+:class:`Sandbox` runs that app with uvicorn in a background thread (for notebooks and tests) and is a
+context manager; ``svckit sandbox`` (svckit/cli.py) runs the same thing in the foreground.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import shutil
+import socket
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount
+
+from svckit.config import Settings
+from svckit.sandbox.area import Area, Credentials, SandboxContext
+
+#: area name -> "module:Class"; areas are imported only when asked for.
+AREAS: dict[str, str] = {
+    "kv": "svckit.sandbox.kv:KVArea",
+    "vector": "svckit.sandbox.vector:VectorArea",
+    "account": "svckit.sandbox.devapi:DevApiArea",
+    "queue": "svckit.sandbox.queue:QueueArea",
+}
+ALL_AREAS: tuple[str, ...] = tuple(AREAS)
+LOOPBACK = "127.0.0.1"
+
+
+def load_areas(ctx: SandboxContext, names: Sequence[str]) -> list[Area]:
+    areas = []
+    for name in names:
+        if name not in AREAS:
+            raise ValueError(f"areas: unknown area {name!r}; choose from {', '.join(AREAS)}")
+        module, _, cls = AREAS[name].partition(":")
+        areas.append(getattr(importlib.import_module(module), cls)(ctx))
+    return areas
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    return JSONResponse({"error": exc.detail, "status": exc.status_code}, status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
+def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        started: list[Area] = []
+        try:
+            for area in areas:
+                await area.start()
+                started.append(area)
+            if seed:
+                for area in areas:
+                    await area.seed(seed)
+            yield
+        finally:
+            for area in reversed(started):
+                await area.stop()
+
+    routes = [Mount(area.prefix, app=area.app()) for area in areas]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+
+
+class Sandbox:
+    """All four interfaces on loopback, in a background thread.
+
+    >>> with Sandbox() as sb:                     # doctest: +SKIP
+    ...     kv = sb.connect().kv
+    ...     kv.set("greeting", "hello")
+
+    ``data_dir=None`` uses a fresh temporary directory that is removed on stop; name a directory to
+    keep state across restarts. Other keyword options go to the areas (``backend``, ``redis_url``,
+    ``embedding_model``, ...).
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        port: int = 0,
+        host: str = LOOPBACK,
+        seed: str | None = None,
+        areas: Sequence[str] = ALL_AREAS,
+        **options: Any,
+    ) -> None:
+        self._tmp = None if data_dir is not None else tempfile.mkdtemp(prefix="svckit-sandbox-")
+        self.data_dir = Path(data_dir if data_dir is not None else self._tmp).resolve()
+        self.host, self.port = host, port
+        self.seed = seed
+        self.area_names = tuple(areas)
+        self.options = options
+        self.areas: list[Area] = []
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _prepare(self) -> tuple[Starlette, socket.socket]:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options))
+        self.context = ctx
+        self.areas = load_areas(ctx, self.area_names)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self.port))
+        sock.listen(2048)
+        self.port = sock.getsockname()[1]
+        return build_app(self.areas, self.seed), sock
+
+    def _config(self, app: Starlette) -> uvicorn.Config:
+        return uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                              timeout_graceful_shutdown=3)
+
+    def start(self, timeout: float = 120.0) -> Sandbox:
+        app, sock = self._prepare()
+        self._server = uvicorn.Server(self._config(app))
+        # uvicorn installs signal handlers only on the main thread; in a thread it must not try.
+        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+
+        def run() -> None:
+            try:
+                asyncio.run(self._server.serve(sockets=[sock]))  # type: ignore[union-attr]
+            except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+                self._error = exc
+
+        self._thread = threading.Thread(target=run, name="svckit-sandbox", daemon=True)
+        self._thread.start()
+        waited = 0.0
+        while not self._server.started:
+            if self._error is not None or not self._thread.is_alive():
+                raise RuntimeError(f"sandbox failed to start: {self._error!r}")
+            if waited > timeout:
+                self.stop()
+                raise RuntimeError(f"sandbox did not start within {timeout} s")
+            threading.Event().wait(0.02)
+            waited += 0.02
+        return self
+
+    def serve_forever(self, on_ready: Any = None) -> None:
+        """Run in the foreground until SIGINT/SIGTERM (used by ``svckit sandbox``)."""
+        app, sock = self._prepare()
+        server = uvicorn.Server(self._config(app))
+        self._server = server
+
+        async def main() -> None:
+            task = asyncio.create_task(server.serve(sockets=[sock]))
+            while not server.started:
+                if task.done():
+                    await task
+                    return
+                await asyncio.sleep(0.02)
+            if on_ready is not None:
+                on_ready(self)
+            await task
+
+        asyncio.run(main())
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what a user needs -------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The SVC_* variables for this sandbox, in the documented order."""
+        out: dict[str, str] = {}
+        for area in self.areas:
+            out.update(area.env(self.url))
+        from svckit.config import VARIABLES
+
+        return {name: out[name] for name in VARIABLES if name in out}
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_env(self.env)
+
+    def connect(self, **client_options: Any):  # -> svckit.Clients
+        from svckit.connect import connect
+
+        return connect(self.settings, **client_options)
+
+    def area(self, name: str) -> Area:
+        return self.areas[self.area_names.index(name)]
+
+    def __repr__(self) -> str:
+        return f"Sandbox({self.url!r}, data_dir={str(self.data_dir)!r}, areas={self.area_names})"
