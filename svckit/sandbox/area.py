@@ -65,6 +65,9 @@ class SandboxContext:
     data_dir: Path
     credentials: Credentials
     options: dict[str, Any] = field(default_factory=dict)
+    #: resources that several areas use (the SQLite store of accounts and runs), built by the first
+    #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
+    shared: dict[str, Any] = field(default_factory=dict)
     log: Callable[[str], None] = field(default=lambda msg: print(f"[svckit sandbox] {msg}", file=sys.stderr))
 
 
