@@ -1,0 +1,109 @@
+"""The retry policy against real socket faults: idempotent calls recover, others are never repeated."""
+
+from __future__ import annotations
+
+import pytest
+
+from svckit._http import ApiRequest, AsyncTransport, RetryPolicy, SyncTransport
+from svckit.errors import RequestTimeout, StreamClosed, TransportError
+from tests.faults import FaultServer
+
+RETRY = RetryPolicy(attempts=3, backoff=0.01)
+TIMEOUT = 0.3  # the "slow" fault sleeps longer than this
+READ = ApiRequest("GET", "/GET/key", idempotent=True)
+WRITE = ApiRequest("POST", "/INCR/counter", idempotent=False)
+TRANSIENT = ["reset", "truncate", "slow", "500", "503"]
+
+
+@pytest.fixture
+def server():
+    with FaultServer(slow_seconds=1.0) as srv:
+        yield srv
+
+
+def sync_transport(server: FaultServer) -> SyncTransport:
+    return SyncTransport(server.url, retry=RETRY, timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("fault", TRANSIENT)
+def test_idempotent_request_recovers(server, fault):
+    server.play(fault)
+    with sync_transport(server) as t:
+        response = t.send(READ)
+    assert response.status_code == 200 and response.json() == {"result": "OK"}
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("fault", ["reset", "truncate", "slow"])
+def test_non_idempotent_request_fails_once_and_is_not_repeated(server, fault):
+    server.play(fault)
+    expected = RequestTimeout if fault == "slow" else TransportError
+    with sync_transport(server) as t, pytest.raises(expected) as info:
+        t.send(WRITE)
+    assert len(server.requests) == 1
+    assert "POST" in str(info.value)
+
+
+@pytest.mark.parametrize("status", ["500", "503"])
+def test_non_idempotent_5xx_is_returned_not_repeated(server, status):
+    server.play(status)
+    with sync_transport(server) as t:
+        assert t.send(WRITE).status_code == int(status)
+    assert len(server.requests) == 1
+
+
+def test_retries_are_bounded(server):
+    server.play("503", "503", "503", "503")
+    with sync_transport(server) as t:
+        assert t.send(READ).status_code == 503
+    assert len(server.requests) == RETRY.attempts
+
+
+def test_connection_refused_is_a_clear_transport_error():
+    with FaultServer() as srv:
+        url = srv.url
+    with SyncTransport(url, retry=RETRY, timeout=TIMEOUT) as t, pytest.raises(TransportError) as info:
+        t.send(WRITE)
+    assert "ConnectError" in str(info.value)
+
+
+def test_sse_stream_yields_events_then_ends(server):
+    server.play("sse")
+    with sync_transport(server) as t:
+        assert list(t.stream_lines(ApiRequest("POST", "/monitor"))) == ['"OK"', "one", "two"]
+
+
+def test_broken_sse_stream_ends_with_stream_closed(server):
+    server.play("sse-break")
+    seen = []
+    with sync_transport(server) as t, pytest.raises(StreamClosed, match="event stream broke"):
+        for data in t.stream_lines(ApiRequest("POST", "/monitor")):
+            seen.append(data)
+    assert seen == ['"OK"', "one", "two"]
+
+
+@pytest.mark.parametrize("fault", TRANSIENT)
+async def test_async_idempotent_request_recovers(server, fault):
+    server.play(fault)
+    async with AsyncTransport(server.url, retry=RETRY, timeout=TIMEOUT) as t:
+        response = await t.send(READ)
+    assert response.status_code == 200 and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("fault", ["reset", "truncate", "slow"])
+async def test_async_non_idempotent_request_is_not_repeated(server, fault):
+    server.play(fault)
+    async with AsyncTransport(server.url, retry=RETRY, timeout=TIMEOUT) as t:
+        with pytest.raises(TransportError):
+            await t.send(WRITE)
+    assert len(server.requests) == 1
+
+
+async def test_async_broken_sse_stream_ends_with_stream_closed(server):
+    server.play("sse-break")
+    seen = []
+    async with AsyncTransport(server.url, retry=RETRY, timeout=TIMEOUT) as t:
+        with pytest.raises(StreamClosed):
+            async for data in t.stream_lines(ApiRequest("POST", "/monitor")):
+                seen.append(data)
+    assert seen == ['"OK"', "one", "two"]
