@@ -1,0 +1,18 @@
+"""Client of the developer management interface (spec area C): search index rename, queue account."""
+
+from svckit.account.client import Account, AsyncAccount
+from svckit.account.models import PlanType, QueueAccount, QueueAccountState, ReservedType, UpgradePlan
+from svckit.account.plans import LIMIT_FIELDS, PLAN_PRESETS, UPGRADE_PLAN_NAMES
+
+__all__ = [
+    "LIMIT_FIELDS",
+    "PLAN_PRESETS",
+    "UPGRADE_PLAN_NAMES",
+    "Account",
+    "AsyncAccount",
+    "PlanType",
+    "QueueAccount",
+    "QueueAccountState",
+    "ReservedType",
+    "UpgradePlan",
+]

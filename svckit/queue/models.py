@@ -1,0 +1,182 @@
+"""Models of the queue service interface (spec area D): workflow runs, steps, DLQ, resume result.
+
+Field names follow the wire (camelCase) through aliases, with snake_case attributes; models accept
+either. Enum-typed fields accept unknown values as plain ``str`` (new step types and states keep
+appearing), and unknown extra fields are kept.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class RunState(str, Enum):
+    """Workflow run states (also the values of the ``state`` filter)."""
+
+    RUN_STARTED = "RUN_STARTED"
+    RUN_SUCCESS = "RUN_SUCCESS"
+    RUN_FAILED = "RUN_FAILED"
+    RUN_CANCELED = "RUN_CANCELED"
+
+
+class StepState(str, Enum):
+    STEP_SUCCESS = "STEP_SUCCESS"
+    STEP_RETRY = "STEP_RETRY"
+    STEP_FAILED = "STEP_FAILED"
+    STEP_PROGRESS = "STEP_PROGRESS"
+    STEP_CANCELED = "STEP_CANCELED"
+
+
+class StepType(str, Enum):
+    INITIAL = "Initial"
+    RUN = "Run"
+    SLEEP_FOR = "SleepFor"
+    SLEEP_UNTIL = "SleepUntil"
+    CALL = "Call"
+    WAIT = "Wait"
+    NOTIFY = "Notify"
+    INVOKE = "Invoke"
+
+
+class CallType(str, Enum):
+    STEP = "step"
+    TO_CALLBACK = "toCallback"
+    FROM_CALLBACK = "fromCallback"
+
+
+class StepGroupType(str, Enum):
+    SEQUENTIAL = "sequential"
+    PARALLEL = "parallel"
+
+
+def _open(default: Any = ..., **kw: Any) -> Any:
+    # left_to_right: the enum first, then plain str (smart mode would always choose str).
+    return Field(default, union_mode="left_to_right", **kw)
+
+
+def ms_to_datetime(ms: int | None) -> datetime | None:
+    """Unix milliseconds -> aware UTC datetime (None stays None)."""
+    return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The model as the server sends it (camelCase, absent optionals left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Step(_Wire):
+    """One step of a run. ``step_id`` is None on the Initial step; ``out`` is the step's output as the
+    server stores it (a JSON text in the sandbox), present on steps that produced one."""
+
+    step_id: int | None = None
+    step_name: str
+    step_type: StepType | str = _open()
+    call_type: CallType | str = _open(CallType.STEP)
+    message_id: str | None = None
+    out: str | None = None
+    concurrent: int = 1
+    state: StepState | str = _open()
+    created_at: int
+
+    @property
+    def created(self) -> datetime:
+        return ms_to_datetime(self.created_at)  # type: ignore[return-value]
+
+
+class StepGroup(_Wire):
+    """Steps that ran one after another (``sequential``) or side by side (``parallel``)."""
+
+    type: StepGroupType | str = _open()
+    steps: list[Step] = Field(default_factory=list)
+
+
+class WorkflowRun(_Wire):
+    """One workflow run (spec table D2). Several runs may share a ``workflow_run_id`` (a resumed run
+    keeps it); ``workflow_run_id`` + ``workflow_run_created_at`` identify one run.
+
+    The optional fields after ``steps`` are what the sandbox (and the real service) add beyond D2:
+    the label, the flow control and retry configuration, and the DLQ entry of a failed run.
+    """
+
+    workflow_run_id: str
+    workflow_url: str
+    workflow_state: RunState | str = _open()
+    workflow_run_created_at: int
+    workflow_run_completed_at: int | None = None
+    steps: list[StepGroup] = Field(default_factory=list)
+    label: str | None = None
+    flow_control_key: str | None = None
+    flow_control_value: str | None = None
+    retries: int | None = None
+    dlq_id: str | None = None
+
+    @property
+    def created_at(self) -> datetime:
+        """``workflow_run_created_at`` as an aware UTC datetime."""
+        return ms_to_datetime(self.workflow_run_created_at)  # type: ignore[return-value]
+
+    @property
+    def completed_at(self) -> datetime | None:
+        return ms_to_datetime(self.workflow_run_completed_at)
+
+    @property
+    def all_steps(self) -> list[Step]:
+        """Every step of every group, in order."""
+        return [step for group in self.steps for step in group.steps]
+
+    def step(self, name: str) -> Step | None:
+        """The last recorded step called ``name`` (its final attempt), or None."""
+        found = [s for s in self.all_steps if s.step_name == name]
+        return found[-1] if found else None
+
+
+class LogsPage(_Wire):
+    """One page of ``GET /v2/workflows/logs``; ``cursor`` is None on the last page."""
+
+    cursor: str | None = None
+    runs: list[WorkflowRun] = Field(default_factory=list)
+
+
+class ResumeResult(_Wire):
+    """Reply of ``POST /v2/dlq/resume/{dlqId}`` (spec D3): the fresh run."""
+
+    workflow_run_id: str
+    workflow_created_at: int
+
+    @property
+    def created_at(self) -> datetime:
+        return ms_to_datetime(self.workflow_created_at)  # type: ignore[return-value]
+
+
+class DlqMessage(_Wire):
+    """One DLQ entry holding a failed run (shape of the real service's ``GET /v2/dlq``)."""
+
+    dlq_id: str
+    workflow_run_id: str | None = None
+    workflow_url: str | None = None
+    workflow_created_at: int | None = None
+    message_id: str | None = None
+    url: str | None = None
+    created_at: int | None = None
+    response_status: int | None = None
+    response_body: str | None = None
+    label: str | None = None
+
+    @property
+    def workflow_created(self) -> datetime | None:
+        return ms_to_datetime(self.workflow_created_at)
+
+
+class DlqPage(_Wire):
+    """One page of ``GET /v2/dlq``; ``cursor`` is None on the last page."""
+
+    cursor: str | None = None
+    messages: list[DlqMessage] = Field(default_factory=list)

@@ -1,0 +1,508 @@
+"""The sandbox's local workflow runner: runs Python workflow functions and records what they did.
+
+A workflow is a function of one argument, registered under the URL the service would call::
+
+    def order_workflow(context):
+        order = context.body                                   # the trigger payload (JSON)
+        stock = context.run("reserve-stock", lambda: reserve(order))
+        paid = context.parallel({"charge-card": charge, "send-receipt": receipt})
+        context.sleep("cool-down", 0.2)
+        return context.run("ship", lambda: ship(order, stock))
+
+    runner.register("https://shop.example/api/workflows/order", order_workflow)
+    handle = runner.trigger("https://shop.example/api/workflows/order", body={"id": 42})
+
+What is recorded (and served by ``GET /queue/v2/workflows/logs``):
+- an ``Initial`` step first (its ``out`` is the trigger body), in a sequential group of its own;
+- one sequential group per ``context.run`` / ``context.sleep`` and one parallel group per
+  ``context.parallel``; a step's return value is stored JSON-serialised in ``out``;
+- a failing step is retried ``retries`` times (default 3, ``Service-Retries`` overrides); before each
+  retry the failed attempt is recorded as ``STEP_RETRY`` (its ``out`` holds the error). When the
+  retries are exhausted the step becomes ``STEP_FAILED``, the run ``RUN_FAILED`` and a DLQ entry is
+  created;
+- resuming a DLQ entry creates a fresh run (same run id unless overridden) that copies the steps that
+  succeeded and does not execute them again: ``context.run`` returns the stored output instead;
+- cancel marks the run ``RUN_CANCELED`` at once and the step in flight ``STEP_CANCELED``; the worker
+  stops at the next step boundary (a running step function cannot be interrupted, its result is dropped).
+
+Runs execute on daemon worker threads, never on the event loop. Each step is written to SQLite when
+it starts and again when it finishes, so a killed sandbox loses no finished step. Runs still
+``RUN_STARTED`` when a sandbox starts were interrupted by a stop or a crash: :meth:`recover` marks
+them ``RUN_FAILED`` (the step in flight ``STEP_FAILED``) and puts them in the DLQ, so they can be
+resumed from where they stopped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from svckit.sandbox.area import new_token
+from svckit.sandbox.store import Store, StoreClosed, now_ms
+
+Workflow = Callable[["WorkflowContext"], Any]
+DEFAULT_RETRIES = 3
+RUN_STATES = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
+
+
+class UnknownWorkflow(LookupError):
+    """No workflow function is registered under this URL in this sandbox process."""
+
+
+class NotFoundError(LookupError):
+    """No such run or DLQ entry."""
+
+
+class InvalidState(RuntimeError):
+    """The run is not in a state that allows the operation (e.g. cancel a finished run)."""
+
+
+class StepFailed(Exception):
+    """A step failed after all its retries; fails the run."""
+
+    def __init__(self, name: str, error: str) -> None:
+        self.name, self.error = name, error
+        super().__init__(f"step {name!r} failed after all retries: {error}")
+
+
+class RunAborted(BaseException):
+    """Unwinds a workflow that was canceled or whose sandbox stopped. A BaseException so that a
+    workflow's own ``except Exception`` cannot swallow it."""
+
+
+@dataclass(frozen=True)
+class RunHandle:
+    """What trigger and resume return: the run's id and creation time (Unix ms) identify it."""
+
+    workflow_run_id: str
+    workflow_created_at: int
+    seq: int
+
+
+def _json_or_none(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+# -- cursors ----------------------------------------------------------------------------------
+def encode_cursor(created_at: int, key: int | str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at}:{key}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    """Inverse of :func:`encode_cursor`; ValueError for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, _, key = raw.partition(":")
+        if not key:
+            raise ValueError
+        return int(created), key
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValueError("cursor: not a cursor returned by this server") from None
+
+
+class WorkflowContext:
+    """The ``context`` a workflow function receives."""
+
+    def __init__(self, runner: WorkflowRunner, run: _ActiveRun) -> None:
+        self._runner = runner
+        self._run = run
+        self._next_step_id = 1
+        self._next_group = 1
+        self._seen: Counter[str] = Counter()
+        self.workflow_run_id = run.run_id
+        self.url = run.url
+        self.body = run.body
+        self.label = run.label
+        self.retries = run.retries
+        self.flow_control_key = run.flow_control_key
+        self.flow_control_value = run.flow_control_value
+
+    # -- public step API ---------------------------------------------------------------------
+    def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Run ``fn()`` as step ``name`` (retried on failure); returns its JSON-serialisable result.
+        In a resumed run a step that already succeeded is not run again: its stored output is returned."""
+        group = self._new_group()
+        return self._step(name, fn, group, "sequential", self._take_step_id(), 1, "Run")
+
+    def sleep(self, name: str, seconds: float) -> None:
+        """A ``SleepFor`` step: wait ``seconds`` (cut short by cancel)."""
+        group = self._new_group()
+
+        def wait() -> None:
+            if self._run.abort.wait(seconds):
+                raise RunAborted
+
+        self._step(name, wait, group, "sequential", self._take_step_id(), 1, "SleepFor")
+
+    def parallel(self, steps: Mapping[str, Callable[[], Any]] | None = None, /,
+                 **named: Callable[[], Any]) -> dict[str, Any]:
+        """Run several steps side by side, one parallel group: ``context.parallel({"charge": f, "mail":
+        g})`` or ``context.parallel(charge=f, mail=g)``. Returns ``{name: result}`` in the given order;
+        if any branch fails (after its retries) the run fails once all branches have finished."""
+        branches = {**(steps or {}), **named}
+        if not branches:
+            raise ValueError("parallel: give at least one step")
+        group = self._new_group()
+        ids = {name: self._take_step_id() for name in branches}
+        results: dict[str, Any] = {}
+        errors: dict[str, BaseException] = {}
+
+        def branch(name: str, fn: Callable[[], Any]) -> None:
+            try:
+                results[name] = self._step(name, fn, group, "parallel", ids[name], len(branches), "Run")
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the workflow thread below
+                errors[name] = exc
+
+        threads = [threading.Thread(target=branch, args=item, daemon=True, name=f"svckit-step-{item[0]}")
+                   for item in branches.items()]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for exc in errors.values():
+            if isinstance(exc, RunAborted):
+                raise exc
+        for exc in errors.values():
+            raise exc
+        return {name: results[name] for name in branches}
+
+    # -- internals ---------------------------------------------------------------------------
+    def _new_group(self) -> int:
+        group, self._next_group = self._next_group, self._next_group + 1
+        return group
+
+    def _take_step_id(self) -> int:
+        step_id, self._next_step_id = self._next_step_id, self._next_step_id + 1
+        return step_id
+
+    def _step(self, name: str, fn: Callable[[], Any], group: int, group_type: str, step_id: int,
+              concurrent: int, step_type: str) -> Any:
+        self._run.check()
+        with self._runner._lock:  # parallel branches count occurrences too
+            self._seen[name] += 1
+            occurrence = self._seen[name]
+        kept = self._run.replay.get((name, occurrence))
+        if kept is not None:
+            self._runner._copy_step(self._run, kept, group, group_type)
+            return _json_or_none(kept["out"])
+        return self._runner._execute_step(self._run, name, fn, group, group_type, step_id, concurrent,
+                                          step_type)
+
+
+class _ActiveRun:
+    """In-memory state of a run executing in this process."""
+
+    def __init__(self, row: Mapping[str, Any], replay: dict[tuple[str, int], dict[str, Any]]) -> None:
+        self.seq: int = row["seq"]
+        self.run_id: str = row["run_id"]
+        self.url: str = row["url"]
+        self.created_at: int = row["created_at"]
+        self.body = _json_or_none(row["body"])
+        self.label: str | None = row["label"]
+        self.retries: int = row["retries"]
+        self.flow_control_key: str | None = row["flow_control_key"]
+        self.flow_control_value: str | None = row["flow_control_value"]
+        self.replay = replay
+        self.abort = threading.Event()  # set on cancel and on sandbox stop
+        self.done = threading.Event()
+
+    def check(self) -> None:
+        if self.abort.is_set():
+            raise RunAborted
+
+
+class WorkflowRunner:
+    """Registry of workflow functions by URL, and the engine that runs them (module docstring)."""
+
+    def __init__(self, store: Store, *, retry_delay: float = 0.05, log: Callable[[str], None] = print) -> None:
+        self.store = store
+        self.retry_delay = retry_delay
+        self.log = log
+        self._workflows: dict[str, Workflow] = {}
+        self._active: dict[int, _ActiveRun] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+
+    # -- registry ----------------------------------------------------------------------------
+    def register(self, url: str, fn: Workflow) -> Workflow:
+        """Serve workflow ``fn`` under ``url`` (runs, resumes and the trigger route look it up here)."""
+        if not url:
+            raise ValueError("url: must not be empty")
+        self._workflows[url] = fn
+        return fn
+
+    def workflow(self, url: str) -> Callable[[Workflow], Workflow]:
+        """Decorator form of :meth:`register`."""
+        return lambda fn: self.register(url, fn)
+
+    @property
+    def urls(self) -> list[str]:
+        return sorted(self._workflows)
+
+    # -- starting runs -----------------------------------------------------------------------
+    def trigger(self, url: str, body: Any = None, *, run_id: str | None = None, label: str | None = None,
+                retries: int | None = None, flow_control_key: str | None = None,
+                flow_control_value: str | None = None) -> RunHandle:
+        """Start a run of the workflow registered at ``url`` on a worker thread."""
+        if url not in self._workflows:
+            raise UnknownWorkflow(f"no workflow registered at {url!r}")
+        row = self._insert_run(
+            run_id=run_id or f"wfr_{new_token(15)}", url=url, label=label,
+            body=None if body is None else json.dumps(body),
+            retries=DEFAULT_RETRIES if retries is None else retries,
+            flow_control_key=flow_control_key, flow_control_value=flow_control_value, resumed_from=None)
+        return self._start(row, {})
+
+    def resume(self, dlq_id: str, *, retries: int | None = None, run_id: str | None = None,
+               flow_control_key: str | None = None, flow_control_value: str | None = None) -> RunHandle:
+        """A fresh run from DLQ entry ``dlq_id``: succeeded steps are copied, not executed again; each
+        override replaces the failed run's setting only when given. The DLQ entry is removed."""
+        entries = self.store.query(
+            "SELECT r.* FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE d.dlq_id = ?", (dlq_id,))
+        if not entries:
+            raise NotFoundError(f"no DLQ entry {dlq_id!r}")
+        failed = entries[0]
+        if failed["url"] not in self._workflows:
+            raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
+                                  "sandbox process; register it with runner.register(url, fn) first")
+        replay: dict[tuple[str, int], dict[str, Any]] = {}
+        seen: Counter[str] = Counter()
+        for step in self.store.query(
+            "SELECT * FROM steps WHERE run_seq = ? AND step_id IS NOT NULL ORDER BY group_no, step_id, seq",
+            (failed["seq"],),
+        ):
+            if step["state"] == "STEP_SUCCESS":
+                seen[step["step_name"]] += 1
+                replay[(step["step_name"], seen[step["step_name"]])] = dict(step)
+        row = self._insert_run(
+            run_id=run_id or failed["run_id"], url=failed["url"], label=failed["label"], body=failed["body"],
+            retries=failed["retries"] if retries is None else retries,
+            flow_control_key=flow_control_key if flow_control_key is not None else failed["flow_control_key"],
+            flow_control_value=(flow_control_value if flow_control_value is not None
+                                else failed["flow_control_value"]),
+            resumed_from=dlq_id, consume_dlq=dlq_id)
+        return self._start(row, replay)
+
+    def cancel(self, run_id: str) -> int:
+        """Cancel every in-progress run with ``run_id``; returns how many. NotFoundError when no run has
+        that id, InvalidState when none of them is in progress."""
+        now = now_ms()
+        with self.store.transaction() as db:
+            rows = db.execute("SELECT seq, state FROM runs WHERE run_id = ?", (run_id,)).fetchall()
+            if not rows:
+                raise NotFoundError(f"no workflow run {run_id!r}")
+            started = [r["seq"] for r in rows if r["state"] == "RUN_STARTED"]
+            if not started:
+                raise InvalidState(f"workflow run {run_id!r} is not in progress "
+                                   f"(state {', '.join(sorted({r['state'] for r in rows}))})")
+            for seq in started:
+                db.execute("UPDATE runs SET state = 'RUN_CANCELED', completed_at = ? WHERE seq = ?", (now, seq))
+                db.execute("UPDATE steps SET state = 'STEP_CANCELED' WHERE run_seq = ? AND state = 'STEP_PROGRESS'",
+                           (seq,))
+        with self._lock:
+            for seq in started:
+                active = self._active.get(seq)
+                if active is not None:
+                    active.abort.set()
+        return len(started)
+
+    def handle(self, run_id: str, created_at: int) -> RunHandle:
+        """The handle of a run known by id and creation time (e.g. from a resume over HTTP)."""
+        rows = self.store.query("SELECT seq FROM runs WHERE run_id = ? AND created_at = ?", (run_id, created_at))
+        if not rows:
+            raise NotFoundError(f"no workflow run {run_id!r} created at {created_at}")
+        return RunHandle(run_id, created_at, rows[0]["seq"])
+
+    def wait(self, handle: RunHandle, timeout: float = 30.0) -> str:
+        """Block until the run finished (or ``timeout``); returns its state. For tests, the demo and
+        notebooks: the HTTP interface has no blocking wait."""
+        with self._lock:
+            active = self._active.get(handle.seq)
+        if active is not None:
+            active.done.wait(timeout)
+        rows = self.store.query("SELECT state FROM runs WHERE seq = ?", (handle.seq,))
+        return rows[0]["state"]
+
+    def wait_for_step(self, handle: RunHandle, name: str, state: str = "STEP_PROGRESS",
+                      timeout: float = 30.0) -> bool:
+        """Block until step ``name`` of the run reached ``state`` (polls the store)."""
+        event = threading.Event()
+        for _ in range(int(timeout / 0.01)):
+            rows = self.store.query("SELECT 1 FROM steps WHERE run_seq = ? AND step_name = ? AND state = ?",
+                                    (handle.seq, name, state))
+            if rows:
+                return True
+            event.wait(0.01)
+        return False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def recover(self) -> list[str]:
+        """Fail the runs a previous process left in ``RUN_STARTED`` and put them in the DLQ (resumable).
+        Returns their DLQ ids. Call before starting any run."""
+        dlq_ids = []
+        now = now_ms()
+        with self.store.transaction() as db:
+            for run in db.execute("SELECT seq FROM runs WHERE state = 'RUN_STARTED'").fetchall():
+                db.execute("UPDATE steps SET state = 'STEP_FAILED', out = ? WHERE run_seq = ? AND "
+                           "state = 'STEP_PROGRESS'",
+                           (json.dumps({"error": "interrupted: the sandbox stopped while this step ran"}),
+                            run["seq"]))
+                dlq_ids.append(self._fail_run(db, run["seq"], now, "interrupted: the sandbox stopped mid-run"))
+        if dlq_ids:
+            self.log(f"{len(dlq_ids)} interrupted workflow run(s) marked RUN_FAILED and moved to the DLQ")
+        return dlq_ids
+
+    def close(self) -> None:
+        """Stop every run at its next step boundary, without waiting (a step function may block)."""
+        with self._lock:
+            self._closed = True
+            for active in self._active.values():
+                active.abort.set()
+
+    # -- execution ---------------------------------------------------------------------------
+    def _insert_run(self, *, run_id: str, url: str, label: str | None, body: str | None, retries: int,
+                    flow_control_key: str | None, flow_control_value: str | None, resumed_from: str | None,
+                    consume_dlq: str | None = None) -> dict[str, Any]:
+        if self._closed:
+            raise StoreClosed("the sandbox is stopping")
+        with self.store.transaction() as db:
+            if consume_dlq is not None:
+                if db.execute("DELETE FROM dlq WHERE dlq_id = ?", (consume_dlq,)).rowcount != 1:
+                    raise NotFoundError(f"no DLQ entry {consume_dlq!r}")  # resumed concurrently
+                db.execute("UPDATE runs SET dlq_id = NULL WHERE dlq_id = ?", (consume_dlq,))
+            # (run id, creation ms) must identify one run, so a run id reused within a millisecond
+            # gets the next millisecond.
+            last = db.execute("SELECT MAX(created_at) AS m FROM runs WHERE run_id = ?", (run_id,)).fetchone()["m"]
+            created = max(now_ms(), (last or 0) + 1)
+            cur = db.execute(
+                "INSERT INTO runs (run_id, url, state, created_at, label, body, retries, flow_control_key, "
+                "flow_control_value, resumed_from) VALUES (?, ?, 'RUN_STARTED', ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, url, created, label, body, retries, flow_control_key, flow_control_value, resumed_from))
+            seq = cur.lastrowid
+            db.execute(
+                "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
+                "message_id, out, concurrent, state, created_at) VALUES (?, 0, 'sequential', NULL, 'init', "
+                "'Initial', 'step', ?, ?, 1, 'STEP_SUCCESS', ?)",
+                (seq, _message_id(), body, created))
+            return dict(db.execute("SELECT * FROM runs WHERE seq = ?", (seq,)).fetchone())
+
+    def _start(self, row: dict[str, Any], replay: dict[tuple[str, int], dict[str, Any]]) -> RunHandle:
+        active = _ActiveRun(row, replay)
+        with self._lock:
+            self._active[active.seq] = active
+        threading.Thread(target=self._execute_run, args=(active,), daemon=True,
+                         name=f"svckit-run-{active.run_id}").start()
+        return RunHandle(active.run_id, active.created_at, active.seq)
+
+    def _execute_run(self, active: _ActiveRun) -> None:
+        try:
+            context = WorkflowContext(self, active)
+            try:
+                self._workflows[active.url](context)
+            except RunAborted:
+                return  # canceled (already recorded) or the sandbox stopped (recovered on next start)
+            except StepFailed as exc:
+                self._finish(active, failure=str(exc))
+            except Exception as exc:  # noqa: BLE001 - an error in workflow code outside any step
+                self._finish(active, failure=f"workflow code failed outside a step: {_error_text(exc)}")
+            else:
+                self._finish(active, failure=None)
+        except StoreClosed:
+            pass  # the sandbox stopped under us; the next start recovers this run
+        finally:
+            with self._lock:
+                self._active.pop(active.seq, None)
+            active.done.set()
+
+    def _finish(self, active: _ActiveRun, failure: str | None) -> None:
+        # No abort check here: a run whose last step finished is recorded even while the sandbox stops.
+        with self.store.transaction() as db:
+            state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
+            if state != "RUN_STARTED":
+                return  # canceled meanwhile
+            if failure is None:
+                db.execute("UPDATE runs SET state = 'RUN_SUCCESS', completed_at = ? WHERE seq = ?",
+                           (now_ms(), active.seq))
+            else:
+                self._fail_run(db, active.seq, now_ms(), failure)
+
+    @staticmethod
+    def _fail_run(db: Any, seq: int, now: int, reason: str) -> str:
+        dlq_id = f"dlq_{uuid.uuid4().hex}"
+        db.execute("UPDATE runs SET state = 'RUN_FAILED', completed_at = ?, dlq_id = ? WHERE seq = ?",
+                   (now, dlq_id, seq))
+        db.execute("INSERT INTO dlq (dlq_id, run_seq, created_at, message_id, response_status, response_body) "
+                   "VALUES (?, ?, ?, ?, 500, ?)", (dlq_id, seq, now, _message_id(), reason))
+        return dlq_id
+
+    def _execute_step(self, active: _ActiveRun, name: str, fn: Callable[[], Any], group: int, group_type: str,
+                      step_id: int, concurrent: int, step_type: str) -> Any:
+        message_id = _message_id()
+        attempt = 0
+        while True:
+            active.check()
+            row = self._insert_step(active, group, group_type, step_id, name, step_type, message_id, concurrent)
+            try:
+                value = fn()
+                out = None if value is None and step_type != "Run" else json.dumps(value)
+            except RunAborted:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the step's failure is the workflow's data
+                error = json.dumps({"error": _error_text(exc), "attempt": attempt + 1})
+                if attempt < active.retries:
+                    self._update_step(active, row, "STEP_RETRY", error)
+                    attempt += 1
+                    if active.abort.wait(self.retry_delay * attempt):
+                        raise RunAborted from None
+                    continue
+                self._update_step(active, row, "STEP_FAILED", error)
+                raise StepFailed(name, _error_text(exc)) from None
+            self._update_step(active, row, "STEP_SUCCESS", out)
+            return value
+
+    def _insert_step(self, active: _ActiveRun, group: int, group_type: str, step_id: int, name: str,
+                     step_type: str, message_id: str, concurrent: int) -> int:
+        with self.store.transaction() as db:
+            # Checked in the same transaction as the insert: a cancel that committed just before must
+            # not be followed by a new step in progress.
+            state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
+            if state != "RUN_STARTED":
+                raise RunAborted
+            row_id = db.execute(
+                "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
+                "message_id, out, concurrent, state, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'step', ?, NULL, ?, 'STEP_PROGRESS', ?)",
+                (active.seq, group, group_type, step_id, name, step_type, message_id, concurrent, now_ms()),
+            ).lastrowid
+            assert row_id is not None
+            return row_id
+
+    def _update_step(self, active: _ActiveRun, step_seq: int, state: str, out: str | None) -> None:
+        # Only a step still in progress changes: a cancel may have marked it STEP_CANCELED meanwhile.
+        with self.store.transaction() as db:
+            db.execute("UPDATE steps SET state = ?, out = ? WHERE seq = ? AND state = 'STEP_PROGRESS'",
+                       (state, out, step_seq))
+
+    def _copy_step(self, active: _ActiveRun, kept: Mapping[str, Any], group: int, group_type: str) -> None:
+        with self.store.transaction() as db:
+            db.execute(
+                "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
+                "message_id, out, concurrent, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (active.seq, group, group_type, kept["step_id"], kept["step_name"], kept["step_type"],
+                 kept["call_type"], kept["message_id"], kept["out"], kept["concurrent"], kept["state"],
+                 kept["created_at"]))
+
+
+def _message_id() -> str:
+    return f"msg_{uuid.uuid4().hex[:24]}"

@@ -1,0 +1,217 @@
+"""The SQLite store of the account (C) and queue (D) areas: ``state.sqlite3`` in the data directory.
+
+One connection in WAL mode, guarded by one lock, so request handlers (in Starlette's thread pool) and
+workflow worker threads can share it safely. Every write is its own short transaction, committed
+before the call returns: a step output is on disk as soon as the step finished, so a killed sandbox
+loses nothing that completed.
+
+Both areas use the same instance: :meth:`Store.acquire` builds it on first use and keeps it in
+``ctx.shared["store"]``; :meth:`Store.release` closes it after the last user.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from svckit.account.plans import PLAN_PRESETS
+from svckit.sandbox.area import SandboxContext, new_token
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS queue_account (id TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS search_indexes (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL, url TEXT NOT NULL, state TEXT NOT NULL,
+    created_at INTEGER NOT NULL, completed_at INTEGER,
+    label TEXT, body TEXT, retries INTEGER NOT NULL,
+    flow_control_key TEXT, flow_control_value TEXT,
+    resumed_from TEXT, dlq_id TEXT,
+    UNIQUE (run_id, created_at));
+CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, seq DESC);
+CREATE TABLE IF NOT EXISTS steps (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_seq INTEGER NOT NULL REFERENCES runs (seq),
+    group_no INTEGER NOT NULL, group_type TEXT NOT NULL,
+    step_id INTEGER, step_name TEXT NOT NULL, step_type TEXT NOT NULL, call_type TEXT NOT NULL,
+    message_id TEXT, out TEXT, concurrent INTEGER NOT NULL, state TEXT NOT NULL,
+    created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS steps_of_run ON steps (run_seq, group_no, step_id, seq);
+CREATE TABLE IF NOT EXISTS dlq (
+    dlq_id TEXT PRIMARY KEY, run_seq INTEGER NOT NULL REFERENCES runs (seq),
+    created_at INTEGER NOT NULL, message_id TEXT NOT NULL,
+    response_status INTEGER, response_body TEXT);
+CREATE INDEX IF NOT EXISTS dlq_newest ON dlq (created_at DESC, dlq_id DESC);
+"""
+
+#: search indexes every data directory starts with, so rename has targets.
+SEED_INDEXES = (("idx_products", "products"), ("idx_support_articles", "support-articles"))
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def new_queue_credentials() -> dict[str, str]:
+    return {"token": new_token(32), "password": "sig_" + new_token(18)}
+
+
+class Store:
+    """Thread-safe access to ``state.sqlite3`` (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.row_factory = sqlite3.Row
+        self._users = 0
+        self._depth = 0
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(SCHEMA)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def acquire(cls, ctx: SandboxContext) -> Store:
+        """The store of this sandbox, created by its first user."""
+        store = ctx.shared.get("store")
+        if store is None:
+            store = ctx.shared.setdefault("store", cls(ctx.data_dir / "state.sqlite3"))
+        store._users += 1
+        return store
+
+    def release(self) -> None:
+        self._users -= 1
+        if self._users <= 0:
+            self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None  # type: ignore[assignment]
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    # -- primitives --------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the writer lock (BEGIN IMMEDIATE ... COMMIT). Re-entrant: a
+        transaction opened inside another (same thread, the lock is an RLock) joins the outer one."""
+        with self._lock:
+            if self._db is None:
+                raise StoreClosed("the sandbox store is closed")
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self._db
+                finally:
+                    self._depth -= 1
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._depth = 0
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            if self._db is None:
+                raise StoreClosed("the sandbox store is closed")
+            return self._db.execute(sql, params).fetchall()
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self.query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0]["value"] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    # -- queue account (table D1) ------------------------------------------------------------
+    def ensure_queue_account(self, customer_id: str) -> dict[str, Any]:
+        """The queue account record, created on the free plan the first time a data dir is used."""
+        with self.transaction() as db:
+            row = db.execute("SELECT record FROM queue_account").fetchone()
+            if row is not None:
+                return json.loads(row["record"])
+            now = int(time.time())
+            record: dict[str, Any] = {
+                "customer_id": customer_id,
+                "id": str(uuid.uuid4()),
+                **new_queue_credentials(),
+                "active": True,
+                "state": "active",
+                "last_plan_upgrade_time": now,
+                **PLAN_PRESETS["free"],
+                "created_by": customer_id,
+                "creation_time": now,
+            }
+            db.execute("INSERT INTO queue_account (id, record) VALUES (?, ?)", (record["id"], json.dumps(record)))
+            return record
+
+    def queue_account(self) -> dict[str, Any]:
+        rows = self.query("SELECT record FROM queue_account")
+        if not rows:
+            raise LookupError("no queue account in this data directory")
+        return json.loads(rows[0]["record"])
+
+    def queue_token(self) -> str:
+        return self.queue_account()["token"]
+
+    def update_queue_account(self, **changes: Any) -> dict[str, Any]:
+        with self.transaction() as db:
+            row = db.execute("SELECT id, record FROM queue_account").fetchone()
+            if row is None:
+                raise LookupError("no queue account in this data directory")
+            record = {**json.loads(row["record"]), **changes}
+            db.execute("UPDATE queue_account SET record = ? WHERE id = ?", (json.dumps(record), row["id"]))
+            return record
+
+    def rotate_queue_credentials(self) -> dict[str, Any]:
+        """New token and password in one write: the old ones are invalid from the next request on."""
+        return self.update_queue_account(**new_queue_credentials())
+
+    def upgrade_plan(self, customer_id: str, plan_name: str) -> bool:
+        """Apply the presets of ``plan_name`` if ``customer_id`` owns the account; False if not."""
+        with self.transaction():  # the check and the write are one transaction (the lock is re-entrant)
+            if self.queue_account()["customer_id"] != customer_id:
+                return False
+            self.update_queue_account(**PLAN_PRESETS[plan_name], last_plan_upgrade_time=int(time.time()))
+            return True
+
+    # -- search indexes (area C) -------------------------------------------------------------
+    def ensure_search_indexes(self) -> None:
+        with self.transaction() as db:
+            for index_id, name in SEED_INDEXES:
+                db.execute("INSERT OR IGNORE INTO search_indexes (id, name, created_at) VALUES (?, ?, ?)",
+                           (index_id, name, now_ms()))
+
+    def search_indexes(self) -> dict[str, str]:
+        return {r["id"]: r["name"] for r in self.query("SELECT id, name FROM search_indexes ORDER BY id")}
+
+    def rename_search_index(self, index_id: str, name: str) -> bool:
+        with self.transaction() as db:
+            return db.execute("UPDATE search_indexes SET name = ? WHERE id = ?", (name, index_id)).rowcount == 1
+
+
+class StoreClosed(RuntimeError):
+    """The sandbox stopped; a worker thread that outlived it must not write any more."""
