@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import re
 import shutil
 import socket
 import tempfile
@@ -22,10 +23,11 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount, Route
 
 from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
+from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 
 #: area name -> "module:Class"; areas are imported only when asked for.
 AREAS: dict[str, str] = {
@@ -70,7 +72,14 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
             for area in reversed(started):
                 await area.stop()
 
-    routes = [Mount(area.prefix, app=area.app()) for area in areas]
+    # the OpenAPI document of every route (no auth), before the area mounts
+    routes: list[BaseRoute] = [Route(OPENAPI_PATH, openapi_endpoint, methods=["GET"])]
+    for area in areas:
+        mount = Mount(area.prefix, app=area.app())
+        # Key-value arguments travel as path segments and may hold a line feed once decoded; the
+        # default pattern's "." stops there, so let it match any character.
+        mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
+        routes.append(mount)
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
 
 
@@ -113,7 +122,9 @@ class Sandbox:
         ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options))
         self.context = ctx
         self.areas = load_areas(ctx, self.area_names)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto says TCP (accepted
+        # sockets inherit it); without it every reply waits ~40 ms for a delayed ACK (Nagle).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         sock.listen(2048)

@@ -1,0 +1,209 @@
+"""Area A of the sandbox: the key-value REST interface, served by a gateway in front of a real Redis.
+
+:class:`KVArea` picks the backend (see :mod:`.backends`), loads the JSON.* function library when the
+backend has no JSON module (see :mod:`.json_functions`), and serves :mod:`.gateway` under ``/kv``.
+Attributes for tools that talk to Redis directly (the bench): ``backend_name``, ``redis_url``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio.connection import ConnectionPool
+from redis.exceptions import AuthenticationError, ResponseError
+
+from svckit.errors import mask
+from svckit.sandbox.area import Area, SandboxContext, new_token
+from svckit.sandbox.kv import json_functions
+from svckit.sandbox.kv.backends import Backend, choose_backend
+from svckit.sandbox.kv.events import MonitorHub
+from svckit.sandbox.kv.gateway import Gateway, Principal
+from svckit.sandbox.kv.resp import error_text
+
+__all__ = ["KVArea"]
+
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+
+
+class KVArea(Area):
+    prefix = "/kv"
+
+    def __init__(self, ctx: SandboxContext) -> None:
+        super().__init__(ctx)
+        self.backend: Backend = choose_backend(ctx.options, ctx.data_dir, ctx.log)
+        self.monitor = MonitorHub()
+        self.gateway = Gateway(self)
+        self.json_native = False
+        self._admin_pool: ConnectionPool | None = None
+        self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
+        self._lock = threading.Lock()
+        self._acl_tokens: dict[str, dict[str, str]] = self._load_rest_tokens()
+        self._principals: dict[str, Principal] = {}
+        self._rebuild_principals()
+
+    # -- what the sandbox asks of an area ----------------------------------------------------
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name
+
+    @property
+    def redis_url(self) -> str | None:
+        return self.backend.redis_url
+
+    def app(self) -> Gateway:
+        return self.gateway
+
+    def env(self, base_url: str) -> dict[str, str]:
+        return {
+            "SVC_KV_URL": base_url.rstrip("/") + self.prefix,
+            "SVC_KV_TOKEN": self.ctx.credentials.kv_token,
+            "SVC_KV_READONLY_TOKEN": self.ctx.credentials.kv_readonly_token,
+        }
+
+    async def start(self) -> None:
+        await self.backend.start()
+        self._admin_pool = self.backend.pool()
+        self._rebuild_principals()
+        self.json_native = await json_functions.has_json_module(self._admin_pool)
+        if not self.json_native:
+            await json_functions.load(self._admin_pool)
+        how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
+        self.ctx.log(f"kv backend: {self.backend.describe()}; {how}")
+
+    async def stop(self) -> None:
+        pools = {id(p.pool): p.pool for p in self._principals.values() if p.pool is not None}
+        for pool in pools.values():
+            await pool.disconnect()
+        await self.backend.stop()
+
+    async def seed(self, name: str) -> None:
+        if name != "demo":
+            return
+        pool = self.pool_of(self._principals[self.ctx.credentials.kv_token])
+        await self.gateway.run_batch(pool, [
+            [b"SET", b"greeting", b"hello"],
+            [b"HSET", b"user:1", b"name", b"Ada", b"lang", b"python"],
+            [b"RPUSH", b"queue:jobs", b"a", b"b", b"c"],
+            [b"ZADD", b"leaderboard", b"30", b"ada", b"20", b"bob", b"10", b"cy"],
+            self.translate([b"JSON.SET", b"doc:1", b"$", b'{"title":"svckit","tags":["kv","json"]}']),
+        ])
+
+    # -- tokens ------------------------------------------------------------------------------
+    def reset_password(self) -> None:
+        """Rotate the Standard and Read Only tokens (persisted); the old ones get 401 at once."""
+        creds = self.ctx.credentials
+        creds.kv_token, creds.kv_readonly_token = new_token(), new_token()
+        creds.save()
+        self._rebuild_principals()
+        self.ctx.log(f"kv password reset: new tokens {mask(creds.kv_token)}, {mask(creds.kv_readonly_token)}")
+
+    def _rebuild_principals(self) -> None:
+        admin = self._admin_pool
+        principals = {
+            self.ctx.credentials.kv_token: Principal("standard", pool=admin),
+            self.ctx.credentials.kv_readonly_token: Principal("readonly", pool=admin),
+        }
+        old = getattr(self, "_principals", {})
+        for token, user in self._acl_tokens.items():
+            known = old.get(token)
+            principals[token] = known if known is not None else Principal(
+                "acl", username=user["username"], password=user["password"])
+        self._principals = principals  # one assignment: readers on the event loop see old or new
+
+    def principal_for(self, token: str) -> Principal | None:
+        """The principal of ``token``, compared in constant time against every known token (a dict
+        lookup would compare the strings with an early exit on the first differing character)."""
+        given = token.encode("utf-8", "surrogateescape")
+        found = None
+        for known, principal in self._principals.items():
+            if hmac.compare_digest(given, known.encode()):
+                found = principal  # no break: the time does not depend on which token matched
+        return found
+
+    def pool_of(self, principal: Principal) -> ConnectionPool:
+        if principal.pool is None:
+            if principal.kind == "acl":
+                principal.pool = self.backend.pool(principal.username, principal.password)
+            else:
+                principal.pool = self._admin_pool
+        assert principal.pool is not None, "the kv area has not started"
+        return principal.pool
+
+    def _load_rest_tokens(self) -> dict[str, dict[str, str]]:
+        try:
+            return json.loads(self._tokens_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _save_rest_tokens(self) -> None:
+        tmp = self._tokens_path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self._acl_tokens, fh)
+        os.replace(tmp, self._tokens_path)
+
+    @staticmethod
+    def is_resttoken(argv: list[bytes]) -> bool:
+        return len(argv) >= 2 and argv[0].upper() == b"ACL" and argv[1].upper() == b"RESTTOKEN"
+
+    async def mint_rest_token(self, argv: list[bytes]) -> Any:
+        """``ACL RESTTOKEN <user> <password>``: check the pair against Redis itself, then mint a token
+        whose requests run on connections authenticated as that user (Redis enforces its rights)."""
+        if len(argv) != 4:
+            return ResponseError("ERR wrong number of arguments for 'acl|resttoken' command")
+        username, password = argv[2].decode("utf-8", "replace"), argv[3].decode("utf-8", "replace")
+        pool = self.backend.pool(username, password)
+        try:
+            conn = await pool.get_connection()
+            await pool.release(conn)
+        except (ResponseError, AuthenticationError) as exc:
+            await pool.disconnect()
+            text = error_text(exc)
+            return ResponseError(text if text.startswith("WRONGPASS") else WRONGPASS)
+        token = new_token()
+        with self._lock:
+            self._acl_tokens[token] = {"username": username, "password": password}
+            self._save_rest_tokens()
+            self._rebuild_principals()
+        self._principals[token].pool = pool
+        return token.encode()
+
+    # -- commands ----------------------------------------------------------------------------
+    def translate(self, argv: list[bytes]) -> list[bytes]:
+        """The command as sent to Redis: JSON.* become FCALLs when the backend lacks the module."""
+        if not self.json_native and argv[0][:5].upper() == b"JSON.":
+            return json_functions.to_fcall(argv)
+        return argv
+
+    async def subscription(self, principal: Principal, channel: bytes) -> AsyncIterator[str]:
+        """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines, on a connection of
+        its own (a subscribed connection can do nothing else, so it never goes back to the pool)."""
+        pool = self.pool_of(principal)
+        conn = await pool.get_connection()
+        close_server_side = self.backend.closer(conn)
+        try:
+            await conn.send_command(b"SUBSCRIBE", channel)
+            while True:
+                try:
+                    reply = await conn.read_response(timeout=None)
+                except ResponseError as exc:
+                    yield f"error,{error_text(exc)}"
+                    return
+                if reply is None:
+                    await asyncio.sleep(0)
+                    continue
+                yield ",".join(part.decode("utf-8", "replace") if isinstance(part, bytes) else str(part)
+                               for part in reply)
+        finally:
+            with contextlib.suppress(Exception):
+                close_server_side()
+            await conn.disconnect()
+            await pool.release(conn)

@@ -1,0 +1,261 @@
+"""Which Redis serves the key-value area, and how the gateway reaches it.
+
+``auto`` picks, in order: an external Redis (``redis_url``), a ``redis-server`` found on PATH started
+as a child process in the data directory, and only where neither exists fakeredis in-process.
+
+The child runs with ``appendonly yes`` and ``appendfsync everysec``: every write reaches the AOF file
+within a second even if the machine crashes, and a clean stop (SIGTERM -> Redis's own shutdown) fsyncs
+everything, so a sandbox restarted on the same data directory finds all its data. ``always`` would
+make each write wait for a disk flush, which is the wrong trade for a local sandbox whose speed is
+measured. The child is killed if the sandbox process dies without stopping it (PR_SET_PDEATHSIG on
+Linux, plus a watchdog that follows the parent pid elsewhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio.connection import ConnectionPool
+
+from svckit.sandbox.kv.resp import tcp_pool
+
+BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
+APPENDFSYNC = "everysec"
+
+
+class Backend:
+    """A running Redis and a way to open connection pools on it (as the default user or an ACL user)."""
+
+    name = ""
+    #: redis:// URL when the backend listens on TCP (the bench talks to it directly); None for fakeredis.
+    redis_url: str | None = None
+
+    def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def closer(self, conn: Any) -> Callable[[], None]:
+        """What must run, beyond ``disconnect()``, to drop a subscribed connection's server state."""
+        return lambda: None
+
+    async def start(self) -> None:
+        """Start the server if this backend owns one."""
+
+    async def stop(self) -> None:
+        """Stop the server if this backend owns one."""
+
+
+class ExternalRedis(Backend):
+    name = "external"
+
+    def __init__(self, url: str) -> None:
+        self.redis_url = url
+
+    def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
+        extra: dict[str, Any] = {}
+        if username is not None:
+            extra = {"username": username, "password": password}
+        return tcp_pool(self.redis_url or "", **extra)
+
+    def describe(self) -> str:
+        host = (self.redis_url or "").rsplit("@", 1)[-1]  # never log a password from the URL
+        return f"external Redis at {host}"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+#: resolved in the parent, so the forked child only makes one foreign call (no imports, no locks).
+_PRCTL = _load_prctl() if sys.platform == "linux" else None
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """preexec_fn: ask Linux to SIGTERM the child when the thread that started it goes away."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def redis_server_version(binary: str) -> str:
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10,
+                         check=False).stdout
+    for part in out.split():
+        if part.startswith("v="):
+            return part[2:]
+    return "unknown"
+
+
+class RedisChild(Backend):
+    """``redis-server`` started by the sandbox, its data in ``data_dir/redis``."""
+
+    name = "redis-server"
+
+    def __init__(self, binary: str, data_dir: Path, log: Callable[[str], None]) -> None:
+        self.binary = binary
+        self.dir = data_dir / "redis"
+        self.log = log
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.version = redis_server_version(binary)
+
+    def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
+        extra: dict[str, Any] = {}
+        if username is not None:
+            extra = {"username": username, "password": password}
+        return tcp_pool(self.redis_url or "", **extra)
+
+    async def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        acl_file = self.dir / "users.acl"
+        acl_file.touch(mode=0o600, exist_ok=True)  # so ACL SAVE keeps ACL users across restarts
+        self.port = _free_port()
+        args = [
+            self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
+            "--appendonly", "yes", "--appendfsync", APPENDFSYNC, "--daemonize", "no",
+            "--logfile", str(self.dir / "redis.log"), "--save", "3600 1 300 100 60 10000",
+            "--protected-mode", "yes", "--aclfile", str(acl_file),
+        ]
+        # Started from the event-loop thread, which lives as long as the sandbox serves: the death
+        # signal fires when that thread ends, i.e. when the sandbox is gone.
+        # Popen is quick (no wait); the preexec_fn only calls the prctl resolved above.
+        self.proc = subprocess.Popen(  # noqa: ASYNC220
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
+        if _PRCTL is None:
+            self._start_watchdog()
+        self.redis_url = f"redis://127.0.0.1:{self.port}/0"
+        await self._wait_ready()
+
+    def _start_watchdog(self) -> None:
+        """Outside Linux: a tiny process that kills the child when this process disappears."""
+        assert self.proc is not None
+        code = ("import os,sys,time,signal\nparent,child=int(sys.argv[1]),int(sys.argv[2])\n"
+                "while True:\n    time.sleep(1)\n    try: os.kill(parent,0)\n"
+                "    except OSError:\n        os.kill(child,signal.SIGTERM); break\n"
+                "    try: os.kill(child,0)\n    except OSError: break\n")
+        subprocess.Popen([sys.executable, "-c", code, str(os.getpid()), str(self.proc.pid)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    async def _wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited with status {self.proc.returncode}; "
+                                   f"see {self.dir / 'redis.log'}")
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                writer.write(b"*1\r\n$4\r\nPING\r\n")
+                await writer.drain()
+                line = await reader.readline()
+                writer.close()
+                if line.startswith(b"+PONG"):
+                    return
+                # -LOADING while the AOF is replayed: keep waiting
+            except OSError:
+                pass
+            await asyncio.sleep(0.02)
+        raise RuntimeError(f"redis-server did not answer within {timeout:.0f} s; see {self.dir / 'redis.log'}")
+
+    async def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()  # Redis shuts down cleanly on SIGTERM: flushes the AOF
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, proc.wait, 15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def describe(self) -> str:
+        return (f"redis-server {self.version} child pid {self.pid} at 127.0.0.1:{self.port}, "
+                f"appendonly yes (appendfsync {APPENDFSYNC}), data in {self.dir}")
+
+
+class _FreshConnectionPool(ConnectionPool):
+    """Connections used once: each request authenticates anew. fakeredis, unlike Redis, keeps a
+    connection authenticated after ``ACL DELUSER`` or a password change, so an ACL user's REST token
+    would outlive its user if connections were reused."""
+
+    async def release(self, connection: Any) -> None:
+        sock = getattr(connection, "_sock", None)
+        await connection.disconnect()
+        if sock is not None and hasattr(sock, "close"):
+            sock.close()
+        await super().release(connection)
+
+
+class FakeRedisBackend(Backend):
+    """fakeredis in-process: the fallback when no Redis is available. State lives in memory only."""
+
+    name = "fakeredis"
+
+    def __init__(self) -> None:
+        import fakeredis
+
+        self.server = fakeredis.FakeServer(server_type="redis")
+
+    def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
+        from svckit.sandbox.kv.resp import status_keeping_fake_connection
+
+        if username is not None:
+            return _FreshConnectionPool(connection_class=status_keeping_fake_connection(), server=self.server,
+                                        protocol=2, decode_responses=False, username=username, password=password)
+        return ConnectionPool(connection_class=status_keeping_fake_connection(), server=self.server, protocol=2,
+                              decode_responses=False)
+
+    def closer(self, conn: Any) -> Callable[[], None]:
+        # fakeredis forgets a connection's subscriptions only when its fake socket is closed, which
+        # disconnect() does not do; grab the socket now, since a cancelled read drops the reference.
+        sock = getattr(conn, "_sock", None)
+        return sock.close if sock is not None and hasattr(sock, "close") else (lambda: None)
+
+    def describe(self) -> str:
+        import fakeredis
+
+        return f"fakeredis {fakeredis.__version__} in-process (data kept in memory only)"
+
+
+def choose_backend(options: dict[str, Any], data_dir: Path, log: Callable[[str], None]) -> Backend:
+    choice = options.get("backend") or "auto"
+    url = options.get("redis_url")
+    if choice not in BACKEND_CHOICES:
+        raise ValueError(f"backend: {choice!r} is not one of {', '.join(BACKEND_CHOICES)}")
+    if choice == "external" or (choice == "auto" and url):
+        if not url:
+            raise ValueError("backend 'external' needs redis_url (--redis-url redis://127.0.0.1:6379)")
+        return ExternalRedis(url)
+    if choice in ("auto", "redis"):
+        binary = options.get("redis_server") or shutil.which("redis-server")
+        if binary:
+            return RedisChild(binary, data_dir, log)
+        if choice == "redis":
+            raise ValueError("backend 'redis': no redis-server on PATH; install it or use backend='fakeredis'")
+    return FakeRedisBackend()

@@ -1,0 +1,113 @@
+"""Event streams of the key-value area: the monitor fan-out and pub/sub subscriptions, as SSE.
+
+The monitor stream is the gateway's own: every command the gateway executes is offered to a
+:class:`MonitorHub`, which formats it the way Redis's MONITOR does only when someone listens. That
+way the stream looks the same on every backend (fakeredis has no MONITOR).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Sequence
+
+from starlette.types import Receive, Scope, Send
+
+_ESCAPES = {0x5C: b"\\\\", 0x22: b'\\"', 0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x07: b"\\a", 0x08: b"\\b"}
+
+
+def redis_repr(arg: bytes) -> str:
+    """Quote one argument as Redis's MONITOR does (sdscatrepr): printable ASCII kept, the rest escaped."""
+    out = bytearray(b'"')
+    for byte in arg:
+        if byte in _ESCAPES:
+            out += _ESCAPES[byte]
+        elif 0x20 <= byte < 0x7F:
+            out.append(byte)
+        else:
+            out += b"\\x%02x" % byte
+    out += b'"'
+    return out.decode("ascii")
+
+
+def monitor_line(argv: Sequence[bytes], client: str, db: int = 0, now: float | None = None) -> str:
+    """``<unix_time.microseconds> [<db> <client_address>] "<COMMAND>" "<arg>"...``"""
+    stamp = f"{time.time() if now is None else now:.6f}"
+    return f"{stamp} [{db} {client}] " + " ".join(redis_repr(a) for a in argv)
+
+
+class MonitorHub:
+    """Fans executed commands out to every open monitor stream."""
+
+    def __init__(self, queue_size: int = 10_000) -> None:
+        self._listeners: set[asyncio.Queue[str]] = set()
+        self._queue_size = queue_size
+
+    @property
+    def active(self) -> bool:
+        return bool(self._listeners)
+
+    def offer(self, argv: Sequence[bytes], client: str) -> None:
+        if not self._listeners:
+            return
+        line = monitor_line(argv, client)
+        for queue in self._listeners:
+            with contextlib.suppress(asyncio.QueueFull):  # a stalled reader loses lines, not the server
+                queue.put_nowait(line)
+
+    def offer_many(self, rows: Sequence[Sequence[bytes]], client: str) -> None:
+        if self._listeners:
+            for argv in rows:
+                self.offer(argv, client)
+
+    async def stream(self) -> AsyncIterator[str]:
+        queue: asyncio.Queue[str] = asyncio.Queue(self._queue_size)
+        self._listeners.add(queue)
+        try:
+            yield '"OK"'
+            while True:
+                yield await queue.get()
+        finally:
+            self._listeners.discard(queue)
+
+
+def sse_event(payload: str) -> bytes:
+    """One SSE event; a payload with line breaks becomes several ``data:`` lines, as SSE specifies."""
+    return "".join(f"data: {line}\n" for line in payload.split("\n")).encode() + b"\n"
+
+
+class SSEResponse:
+    """An event-stream response that stops its source as soon as the client goes away.
+
+    Starlette's StreamingResponse notices a disconnect only when it next writes, so a quiet channel
+    would keep its Redis subscription forever; here a second task watches ``http.disconnect``.
+    """
+
+    def __init__(self, events: AsyncIterator[str]) -> None:
+        self.events = events
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream; charset=utf-8"),
+                                (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]})
+
+        async def pump() -> None:
+            async for payload in self.events:
+                await send({"type": "http.response.body", "body": sse_event(payload), "more_body": True})
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        tasks = {asyncio.create_task(pump()), asyncio.create_task(watch())}
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await self.events.aclose()  # type: ignore[attr-defined]
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -1,0 +1,391 @@
+"""The key-value REST gateway: HTTP requests in, commands on the backing Redis, envelopes out.
+
+Routing is done here rather than by Starlette's path converters because arguments must be
+binary-safe: the path is split on ``/`` *before* percent-decoding (``scope["raw_path"]``), so ``%2F``
+inside an argument stays inside it.
+
+Choices where the spec leaves room (documented in the README's sandbox section):
+- ``Service-Response-Format: resp2`` on ``/multi-exec`` is answered in JSON (rule 3: transactions
+  reply only in JSON); ``resp2`` together with base64 is 400 everywhere.
+- A Read Only token inside ``/multi-exec`` with a write discards the whole transaction, like an
+  unsupported command; in ``/pipeline`` it yields one ``{error}`` element.
+- The daily request limit counts commands (a pipeline of 10 counts 10), in memory, per UTC day.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_to_bytes
+
+from redis.asyncio.connection import ConnectionPool
+from redis.exceptions import AuthenticationError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from svckit.sandbox.kv import commands
+from svckit.sandbox.kv.events import SSEResponse
+from svckit.sandbox.kv.resp import Status, error_text, to_resp2
+
+if TYPE_CHECKING:
+    from svckit.sandbox.kv import KVArea
+
+try:  # orjson is several times faster for the envelope; the stdlib is the fallback
+    import orjson
+
+    def dumps(obj: Any) -> bytes:
+        return orjson.dumps(obj)
+except ImportError:  # pragma: no cover
+    def dumps(obj: Any) -> bytes:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+ALLOWED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT"})
+JSON_TYPE = "application/json"
+RESP2_TYPE = "application/octet-stream"
+
+#: documented sandbox limits (the spec leaves the numbers open); override with Sandbox(kv_...=...).
+DEFAULT_MAX_REQUEST_SIZE = 10 * 1024 * 1024
+DEFAULT_DAILY_REQUEST_LIMIT = 10_000_000
+
+
+@dataclass
+class Principal:
+    """Who a token speaks for: the Standard or Read Only token, or an ACL user's REST token."""
+
+    kind: str  # "standard" | "readonly" | "acl"
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    pool: ConnectionPool | None = field(default=None, repr=False)
+
+    @property
+    def readonly(self) -> bool:
+        return self.kind == "readonly"
+
+
+@dataclass
+class ReplyFormat:
+    resp2: bool = False
+    base64: bool = False
+
+
+def to_json(value: Any, b64: bool) -> Any:
+    """A parsed reply as JSON: bytes become text (invalid UTF-8 -> U+FFFD) or base64, except the
+    simple-string reply ``OK`` (a *value* "OK", as GET returns it, is encoded like any other)."""
+    if value is None or type(value) is int:
+        return value
+    if isinstance(value, bytes):
+        if b64:
+            if isinstance(value, Status) and value == b"OK":
+                return "OK"
+            return base64.b64encode(value).decode("ascii")
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return [to_json(item, b64) for item in value]
+    if isinstance(value, BaseException):
+        return error_text(value)
+    return value
+
+
+def envelope(value: Any, b64: bool) -> dict[str, Any]:
+    if isinstance(value, BaseException):
+        return {"error": error_text(value)}
+    return {"result": to_json(value, b64)}
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    return Response(dumps(body), status_code=status, media_type=JSON_TYPE)
+
+
+def error_response(message: str, status: int = 400) -> Response:
+    return json_response({"error": message}, status)
+
+
+def _argument(value: Any) -> bytes:
+    """One command argument from a JSON body: strings and numbers, as Redis would read them."""
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise ValueError(f"command arguments must be strings or numbers, not {json.dumps(value)}")
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value)).encode()
+    return str(value).encode()
+
+
+def parse_command_rows(body: bytes, *, batch: bool) -> list[list[bytes]]:
+    """The JSON body of ``POST /`` (one command) or of /pipeline and /multi-exec (rows of commands)."""
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"ERR syntax error: the body is not valid JSON ({exc.msg})") from None
+    except ValueError:
+        raise ValueError("ERR syntax error: the body is not valid JSON") from None
+    except RecursionError:
+        raise ValueError("ERR syntax error: the body is nested too deeply") from None
+    rows = data if batch else [data]
+    if not isinstance(rows, list) or (batch and not rows):
+        raise ValueError("ERR syntax error: expected a JSON array of commands, each an array of strings")
+    out = []
+    for row in rows:
+        if not isinstance(row, list) or not row:
+            raise ValueError("ERR syntax error: each command must be a non-empty JSON array: [\"SET\", \"k\", \"v\"]")
+        try:
+            out.append([_argument(item) for item in row])
+        except ValueError as exc:
+            raise ValueError(f"ERR syntax error: {exc}") from None
+    return out
+
+
+def _query_arguments(query: bytes) -> list[bytes]:
+    """``?EX=100&NX`` -> ``EX 100 NX`` (arguments after the body); ``_token`` is not an argument.
+
+    An empty value (``?NX=``) is read as a bare flag, since that is what form encoders produce for
+    one; an empty *argument* can still be sent in the path (``/SET/k/``) or in a JSON body."""
+    out: list[bytes] = []
+    if not query:
+        return out
+    for item in query.split(b"&"):
+        if not item:
+            continue
+        name, _, value = item.partition(b"=")
+        name = unquote_to_bytes(name.replace(b"+", b" "))
+        if name == b"_token":
+            continue
+        out.append(name)
+        if value:  # ``?NX`` and ``?NX=`` are both the bare flag NX
+            out.append(unquote_to_bytes(value.replace(b"+", b" ")))
+    return out
+
+
+class Gateway:
+    """Authenticates, checks and runs commands for one :class:`KVArea`."""
+
+    def __init__(self, area: KVArea) -> None:
+        self.area = area
+        self.max_request_size = int(area.ctx.options.get("kv_max_request_size") or DEFAULT_MAX_REQUEST_SIZE)
+        self.daily_limit = int(area.ctx.options.get("kv_daily_request_limit") or DEFAULT_DAILY_REQUEST_LIMIT)
+        self._day = dt.datetime.now(dt.timezone.utc).date()
+        self._count = 0
+
+    # -- checks ----------------------------------------------------------------------------
+    def authenticate(self, request: Request) -> Principal | None:
+        header = request.headers.get("authorization")
+        token = None
+        if header:
+            scheme, _, value = header.partition(" ")
+            if scheme.lower() == "bearer":
+                token = value.strip()
+        if token is None:
+            token = request.query_params.get("_token")
+        if not token:
+            return None
+        return self.area.principal_for(token)
+
+    def take_quota(self, n: int) -> bool:
+        """Count ``n`` commands against the daily limit; False (and nothing counted) when over."""
+        today = dt.datetime.now(dt.timezone.utc).date()
+        if today != self._day:
+            self._day, self._count = today, 0
+        if self._count + n > self.daily_limit:
+            return False
+        self._count += n
+        return True
+
+    def check(self, argv: list[bytes], principal: Principal) -> str | None:
+        """Why this command may not run (unsupported, read-only, too large), or None."""
+        why = commands.refusal(argv, readonly=principal.readonly)
+        if why is not None:
+            return why
+        if b" " in argv[0]:
+            # redis-py splits a command name on spaces: " " would go out as an empty command that Redis
+            # never answers (a hung request), "GET k" as two arguments. Neither is a command.
+            return f"ERR unknown command '{argv[0].decode('utf-8', 'replace')}'"
+        size = sum(len(a) for a in argv)
+        if size > self.max_request_size:
+            return (f"ERR max request size exceeded: the command is {size} bytes, "
+                    f"the limit is {self.max_request_size} bytes")
+        return None
+
+    # -- execution -------------------------------------------------------------------------
+    async def run_batch(self, pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
+        """Send every command on one connection in one write, read every reply (errors as values)."""
+        try:
+            conn = await pool.get_connection()
+        except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
+            raise AuthenticationError(error_text(exc)) from exc
+        try:
+            await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
+            out: list[Any] = []
+            for _ in batch:
+                try:
+                    out.append(await conn.read_response())
+                except ResponseError as exc:
+                    out.append(exc)
+            return out
+        except BaseException:
+            await conn.disconnect()
+            raise
+        finally:
+            await pool.release(conn)
+
+    async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
+        """Pipeline semantics: refused rows become errors, the rest run in order on one connection."""
+        replies: list[Any] = [None] * len(rows)
+        todo: list[int] = []
+        wire: list[list[bytes]] = []
+        for i, argv in enumerate(rows):
+            why = self.check(argv, principal)
+            if why is None and not self.take_quota(1):
+                why = f"ERR max daily request limit exceeded (limit {self.daily_limit})"
+            if why is not None:
+                replies[i] = ResponseError(why)
+            elif self.area.is_resttoken(argv):
+                replies[i] = await self.area.mint_rest_token(argv)
+            else:
+                todo.append(i)
+                wire.append(self.area.translate(argv))
+        if wire:
+            self.area.monitor.offer_many([rows[i] for i in todo], client)
+            results = await self.run_batch(self.area.pool_of(principal), wire)
+            for i, result in zip(todo, results):
+                replies[i] = result
+        return replies
+
+    async def run_transaction(self, principal: Principal, rows: list[list[bytes]], client: str) -> Any:
+        """MULTI/EXEC on one connection. Returns the list of replies, or an exception when discarded."""
+        for argv in rows:
+            why = self.check(argv, principal)
+            if why is None and self.area.is_resttoken(argv):
+                why = "ERR ACL RESTTOKEN cannot run inside a transaction"
+            if why is not None:
+                return ResponseError(f"EXECABORT Transaction discarded: {why}")
+        if not self.take_quota(len(rows)):
+            return ResponseError(f"EXECABORT Transaction discarded: max daily request limit exceeded "
+                                 f"(limit {self.daily_limit})")
+        self.area.monitor.offer_many([[b"MULTI"], *rows, [b"EXEC"]], client)
+        wire = [[b"MULTI"], *(self.area.translate(argv) for argv in rows), [b"EXEC"]]
+        replies = await self.run_batch(self.area.pool_of(principal), wire)
+        result = replies[-1]
+        if isinstance(result, BaseException):
+            queued_errors = [r for r in replies[1:-1] if isinstance(r, BaseException)]
+            detail = f" First error: {error_text(queued_errors[0])}" if queued_errors else ""
+            return ResponseError(f"{error_text(result)}{detail}")
+        if not isinstance(result, list):  # EXEC answered nil (cannot happen without WATCH)
+            return ResponseError("EXECABORT Transaction discarded")
+        return result
+
+    # -- HTTP ------------------------------------------------------------------------------
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """ASGI entry. One handler for every path: routing by raw path happens in :meth:`handle`."""
+        if scope["type"] != "http":
+            return
+        response = await self.handle(Request(scope, receive))
+        await response(scope, receive, send)
+
+    def reply_format(self, request: Request) -> ReplyFormat | str:
+        fmt = request.headers.get("service-response-format")
+        enc = request.headers.get("service-encoding")
+        out = ReplyFormat()
+        if fmt is not None:
+            value = fmt.strip().lower()
+            if value not in ("json", "resp2"):
+                return f"ERR unsupported Service-Response-Format {fmt!r}: use json or resp2"
+            out.resp2 = value == "resp2"
+        if enc is not None:
+            value = enc.strip().lower()
+            if value != "base64":
+                return f"ERR unsupported Service-Encoding {enc!r}: the only encoding is base64"
+            out.base64 = True
+        if out.resp2 and out.base64:
+            return "ERR Service-Response-Format resp2 cannot be combined with Service-Encoding base64"
+        return out
+
+    async def handle(self, request: Request) -> Any:
+        if request.method not in ALLOWED_METHODS:
+            return Response(dumps({"error": f"method {request.method} is not allowed: use GET, HEAD, POST or PUT"}),
+                            status_code=405, media_type=JSON_TYPE, headers={"Allow": "GET, HEAD, POST, PUT"})
+        principal = self.authenticate(request)
+        if principal is None:
+            return Response(dumps({"error": "Unauthorized: a valid token is required (Authorization: Bearer "
+                                            "<token> or ?_token=<token>)"}),
+                            status_code=401, media_type=JSON_TYPE, headers={"WWW-Authenticate": "Bearer"})
+        fmt = self.reply_format(request)
+        if isinstance(fmt, str):
+            return error_response(fmt, 400)
+        scope = request.scope
+        raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
+        raw_path = raw_path.split(b"?", 1)[0]
+        root = scope.get("root_path", "").encode()
+        if root and raw_path.startswith(root):
+            raw_path = raw_path[len(root):]
+        segments = raw_path[1:].split(b"/") if raw_path.startswith(b"/") else raw_path.split(b"/")
+        client = f"{request.client.host}:{request.client.port}" if request.client else "127.0.0.1:0"
+
+        try:
+            if request.method == "POST":
+                special = await self.special(request, segments, principal, fmt, client)
+                if special is not None:
+                    return special
+            argv = [unquote_to_bytes(s) for s in segments]
+            if argv == [b""]:
+                return error_response("ERR empty command: send /COMMAND/arg1/... or POST / with a JSON array")
+            if request.method in ("POST", "PUT"):
+                body = await request.body()
+                if body:
+                    argv.append(body)
+            argv.extend(_query_arguments(scope.get("query_string", b"")))
+            return await self.single(principal, argv, fmt, client)
+        except AuthenticationError:
+            # an ACL user's REST token whose password changed or whose user was disabled since
+            return error_response("Unauthorized: WRONGPASS invalid username-password pair or user is disabled.", 401)
+        except RedisConnectionError as exc:
+            return error_response(f"ERR the backing Redis is unreachable: {exc}", 502)
+
+    async def single(self, principal: Principal, argv: list[bytes], fmt: ReplyFormat, client: str) -> Response:
+        [reply] = await self.run_commands(principal, [argv], client)
+        failed = isinstance(reply, BaseException)
+        if fmt.resp2:
+            return Response(bytes(to_resp2(reply)), status_code=400 if failed else 200, media_type=RESP2_TYPE)
+        return json_response(envelope(reply, fmt.base64), 400 if failed else 200)
+
+    async def special(self, request: Request, segments: list[bytes], principal: Principal,
+                      fmt: ReplyFormat, client: str) -> Any:
+        """POST /, /pipeline, /multi-exec, /monitor, /subscribe/{channel}, /publish/{channel}/{message}."""
+        head = segments[0]
+        if segments == [b""]:
+            try:
+                [argv] = parse_command_rows(await request.body(), batch=False)
+            except ValueError as exc:
+                return error_response(str(exc))
+            return await self.single(principal, argv, fmt, client)
+        if segments == [b"pipeline"] or segments == [b"multi-exec"]:
+            try:
+                rows = parse_command_rows(await request.body(), batch=True)
+            except ValueError as exc:
+                return error_response(str(exc))
+            if head == b"pipeline":
+                replies = await self.run_commands(principal, rows, client)
+                if fmt.resp2:
+                    buf = bytearray()
+                    for reply in replies:
+                        to_resp2(reply, buf)
+                    return Response(bytes(buf), media_type=RESP2_TYPE)
+                return json_response([envelope(r, fmt.base64) for r in replies])
+            result = await self.run_transaction(principal, rows, client)
+            if isinstance(result, BaseException):
+                return error_response(error_text(result), 400)
+            return json_response([envelope(r, fmt.base64) for r in result])
+        if segments == [b"monitor"]:
+            if principal.kind != "standard":
+                return error_response("NOPERM only the Standard token may monitor commands")
+            return SSEResponse(self.area.monitor.stream())
+        if head == b"subscribe" and len(segments) == 2:
+            channel = unquote_to_bytes(segments[1])
+            return SSEResponse(self.area.subscription(principal, channel))
+        if head == b"publish" and len(segments) == 3:
+            argv = [b"PUBLISH", unquote_to_bytes(segments[1]), unquote_to_bytes(segments[2])]
+            return await self.single(principal, argv, fmt, client)
+        return None

@@ -1,0 +1,122 @@
+"""Talking RESP2 to the backing Redis without losing what the REST reply needs.
+
+redis-py's parser drops two things the gateway must keep: whether a string was a *simple* string
+(``+OK``; needed to write the ``resp2`` response format faithfully and to leave ``OK`` alone in base64
+mode) and the error code of an error reply (``WRONGTYPE ...``; redis-py moves it to an attribute). The
+parser below keeps both, and :func:`to_resp2` writes a parsed reply back as the bytes a TCP client
+would have read.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from redis._parsers.resp2 import _AsyncRESP2Parser
+from redis.asyncio.connection import ConnectionPool
+from redis.exceptions import InvalidResponse, ResponseError
+
+
+class Status(bytes):
+    """A RESP2 simple string (``+OK``, ``+PONG``, ``+QUEUED``), as opposed to a bulk string."""
+
+    __slots__ = ()
+
+
+def error_text(exc: BaseException) -> str:
+    """The protocol error text of an error reply, code included (``ERR ...``, ``WRONGTYPE ...``)."""
+    message = str(exc.args[0]) if exc.args else str(exc)
+    code = getattr(exc, "status_code", None)
+    if code and not message.startswith(code):
+        return f"{code} {message}"
+    return message
+
+
+class StatusKeepingParser(_AsyncRESP2Parser):
+    """redis-py's pure-Python RESP2 parser, except that simple strings come back as :class:`Status`
+    and error replies keep their full text. (hiredis cannot tell simple from bulk strings, so the
+    gateway does not use it.)"""
+
+    def parse_error(self, response: str) -> ResponseError:  # type: ignore[override]
+        return ResponseError(response)
+
+    async def _read_response(self, disable_decoding: bool = False) -> Any:
+        raw = await self._readline()
+        byte, rest = raw[:1], raw[1:]
+        if byte == b"+":
+            return Status(rest)
+        if byte == b"$":
+            return None if rest == b"-1" else await self._read(int(rest))
+        if byte == b":":
+            return int(rest)
+        if byte == b"*":
+            if rest == b"-1":
+                return None
+            return [await self._read_response(disable_decoding) for _ in range(int(rest))]
+        if byte == b"-":
+            return ResponseError(rest.decode("utf-8", errors="replace"))
+        raise InvalidResponse(f"Protocol Error: {raw!r}")
+
+
+@lru_cache(maxsize=1)
+def status_keeping_fake_connection() -> type:
+    """fakeredis's async connection, keeping simple strings as :class:`Status` like the parser above.
+
+    fakeredis turns its internal ``SimpleString`` replies into plain bytes on the fake socket; the
+    socket's decoder is wrapped right after connecting so both backends give the same replies."""
+    from fakeredis._helpers import SimpleString
+    from fakeredis.aioredis import FakeAsyncRedisConnection
+
+    class StatusKeepingFakeConnection(FakeAsyncRedisConnection):
+        async def _connect(self) -> None:
+            await super()._connect()
+            sock: Any = self._sock
+            plain = sock._decode_result
+
+            def decode(result: Any) -> Any:
+                if isinstance(result, SimpleString):
+                    return Status(result.value)
+                if isinstance(result, list):
+                    return [decode(item) for item in result]
+                return plain(result)
+
+            sock._decode_result = decode  # instance attribute shadows the method
+
+    return StatusKeepingFakeConnection
+
+
+def tcp_pool(url: str, **kwargs: Any) -> ConnectionPool:
+    """A pool of RESP2 connections to a real Redis that keeps status strings and error codes."""
+    return ConnectionPool.from_url(url, protocol=2, parser_class=StatusKeepingParser,
+                                   decode_responses=False, max_connections=kwargs.pop("max_connections", 512),
+                                   **kwargs)
+
+
+def to_resp2(reply: Any, out: bytearray | None = None) -> bytearray:
+    """Serialize a parsed reply as RESP2 bytes: :class:`Status` as a simple string, other bytes as bulk."""
+    buf = bytearray() if out is None else out
+    if reply is None:
+        buf += b"$-1\r\n"
+    elif isinstance(reply, Status):
+        buf += b"+" + bytes(reply) + b"\r\n"
+    elif isinstance(reply, (bytes, bytearray)):
+        buf += b"$%d\r\n%s\r\n" % (len(reply), reply)
+    elif isinstance(reply, bool):
+        buf += b":1\r\n" if reply else b":0\r\n"
+    elif isinstance(reply, int):
+        buf += b":%d\r\n" % reply
+    elif isinstance(reply, BaseException):
+        buf += b"-" + error_text(reply).replace("\r", " ").replace("\n", " ").encode() + b"\r\n"
+    elif isinstance(reply, (list, tuple)):
+        buf += b"*%d\r\n" % len(reply)
+        for item in reply:
+            to_resp2(item, buf)
+    elif isinstance(reply, str):
+        data = reply.encode()
+        buf += b"$%d\r\n%s\r\n" % (len(data), data)
+    elif isinstance(reply, float):
+        data = repr(reply).encode()
+        buf += b"$%d\r\n%s\r\n" % (len(data), data)
+    else:
+        raise TypeError(f"cannot write a {type(reply).__name__} reply as RESP2")
+    return buf

@@ -1,0 +1,84 @@
+"""Events: the monitor stream and pub/sub, in exactly the format of the spec's Events section."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import httpx
+
+MONITOR_LINE = re.compile(r'^\d+\.\d{6} \[0 127\.0\.0\.1:\d+\] "SET" "(?P<key>[^"]+)" "v a\\"l"$')
+
+
+def _data_lines(response: httpx.Response):
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            yield line[len("data: "):]
+
+
+def test_monitor_streams_ok_then_one_line_per_command(kv):
+    key = kv.key()
+    with httpx.Client(timeout=10) as client, client.stream(
+            "POST", kv.url + "/monitor", headers={**kv.auth(), "Accept": "text/event-stream"}) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = _data_lines(r)
+        assert next(events) == '"OK"'
+        kv.post("/", json=["SET", key, 'v a"l'])
+        for line in events:
+            match = MONITOR_LINE.match(line)
+            if match and match["key"] == key:
+                break
+
+
+def test_monitor_shows_pipeline_commands_and_escapes_binary(kv):
+    key = kv.key()
+    with httpx.Client(timeout=10) as client, client.stream(
+            "POST", kv.url + "/monitor", headers={**kv.auth(), "Accept": "text/event-stream"}) as r:
+        events = _data_lines(r)
+        assert next(events) == '"OK"'
+        kv.post("/pipeline", json=[["GET", key], ["ECHO", "a\nb"]])
+        seen = []
+        for line in events:
+            seen.append(line.split("] ", 1)[1])
+            if len(seen) == 2:
+                break
+        assert seen == [f'"GET" "{key}"', '"ECHO" "a\\nb"']
+
+
+def test_monitor_is_refused_to_the_readonly_token(kv):
+    r = kv.http.post(kv.url + "/monitor", headers=kv.auth(kv.readonly_token))
+    assert r.status_code == 400 and "error" in r.json()
+
+
+def test_subscribe_then_publish_delivers_the_message(kv):
+    channel = kv.key("chan")
+    published = []
+    with httpx.Client(timeout=10) as client, client.stream(
+            "POST", kv.url + f"/subscribe/{channel}", headers={**kv.auth(), "Accept": "text/event-stream"}) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        events = _data_lines(r)
+        assert next(events) == f"subscribe,{channel},1"
+        # publish from another thread once subscribed, as a second client would
+        thread = threading.Thread(target=lambda: published.append(kv.post(f"/publish/{channel}/hello world")))
+        thread.start()
+        assert next(events) == f"message,{channel},hello world"
+        thread.join()
+    assert published[0].json() == {"result": 1}
+
+
+def test_publish_without_subscribers_returns_zero(kv):
+    assert kv.post(f"/publish/{kv.key('nobody')}/m").json() == {"result": 0}
+
+
+def test_subscription_ends_when_the_client_disconnects(kv):
+    channel = kv.key("chan")
+    with httpx.Client(timeout=10) as client:
+        with client.stream("POST", kv.url + f"/subscribe/{channel}", headers=kv.auth()) as r:
+            assert next(_data_lines(r)) == f"subscribe,{channel},1"
+        # the gateway notices the disconnect and drops its Redis subscription
+        for _ in range(200):
+            count = kv.post("/", json=["PUBSUB", "NUMSUB", channel]).json()["result"][1]
+            if count == 0:
+                break
+            threading.Event().wait(0.02)
+        assert count == 0
