@@ -21,9 +21,11 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
@@ -80,7 +82,27 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
         # default pattern's "." stops there, so let it match any character.
         mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
         routes.append(mount)
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    prefixes = frozenset(area.prefix for area in areas)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+                     middleware=[Middleware(BarePrefix, prefixes=prefixes)])
+
+
+class BarePrefix:
+    """Serve a request for an area's bare base URL (``POST /kv``) as ``/kv/`` instead of redirecting.
+
+    Clients (the peer SDK among them) post single commands to the base URL exactly and do not follow
+    a 307, which is what Starlette's router would answer.
+    """
+
+    def __init__(self, app: ASGIApp, prefixes: frozenset[str]) -> None:
+        self.app = app
+        self.prefixes = prefixes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] in self.prefixes:
+            scope = {**scope, "path": scope["path"] + "/",
+                     "raw_path": scope.get("raw_path", scope["path"].encode()).rstrip(b"/") + b"/"}
+        await self.app(scope, receive, send)
 
 
 class Sandbox:

@@ -65,6 +65,14 @@ def test_post_json_array_to_root(kv):
     assert kv.post("/", json=["GET", key]).json() == {"result": "x/y z"}
 
 
+
+def test_bare_base_url_takes_commands_without_a_redirect(kv):
+    """The peer SDK posts single commands to the base URL exactly and does not follow redirects."""
+    key = kv.key()
+    reply = kv.post("", json=["SET", key, "v"])
+    assert (reply.status_code, reply.json()) == (200, {"result": "OK"})
+    assert kv.post("", json=["GET", key]).json() == {"result": "v"}
+
 @pytest.mark.parametrize("body", [b"not json", b'{"a": 1}', b"[]", b'["SET", "k", {"x": 1}]'])
 def test_root_with_malformed_body_is_400(kv, body):
     r = kv.post("/", content=body)

@@ -1,0 +1,578 @@
+"""KV and AsyncKV: thin I/O shells over the sans-I/O core (:mod:`svckit.kv.protocol`) and the shared
+command helpers (:mod:`svckit.kv.commands`).
+
+Each client owns one pooled transport (connection reuse), a 10 s default timeout and a retry
+policy that repeats only idempotent (read-only) commands after a reset connection or a 5xx, unless
+``retry=RetryPolicy(retry_non_idempotent=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+
+import httpx
+
+from svckit._http import (
+    DEFAULT_TIMEOUT,
+    ApiRequest,
+    AsyncTransport,
+    BearerAuth,
+    RetryPolicy,
+    StreamRefused,
+    SyncTransport,
+)
+from svckit.config import Settings
+from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
+from svckit.kv.commands import Cmd, Commands
+from svckit.kv.protocol import (
+    Arg,
+    Codec,
+    Message,
+    MonitorEvent,
+    encode_arg,
+    json_args,
+    parse_message,
+    parse_monitor,
+    quote_segment,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+S = TypeVar("S", str, bytes)
+
+#: Streams wait for events as long as it takes; only opening them is bounded.
+_STREAM_HEADERS = {"Accept": "text/event-stream"}
+
+
+def _stream_timeout(timeout: float | None) -> float:
+    # ApiRequest.timeout is passed straight to httpx, which takes a Timeout object too.
+    return cast(float, httpx.Timeout(timeout, read=None))
+
+
+class _Base(Commands, Generic[S]):
+    """What KV and AsyncKV share: configuration, the codec, construction from settings."""
+
+    _codec: Codec
+
+    def _setup(
+        self, url: str, token: str, *, encoding: str | None, response_format: str, decode: bool,
+        readonly: bool,
+    ) -> None:
+        if not url:
+            raise InvalidArgument("url", "the key-value URL is empty (SVC_KV_URL)")
+        if not token:
+            raise InvalidArgument("token", "the key-value token is empty (SVC_KV_TOKEN)")
+        if encoding not in (None, "base64"):
+            raise InvalidArgument("encoding", f'must be None or "base64", not {encoding!r}')
+        if response_format not in ("json", "resp2"):
+            raise InvalidArgument("response_format", f'must be "json" or "resp2", not {response_format!r}')
+        resp2 = response_format == "resp2"
+        # decode=False asks for bytes: base64 makes the JSON format lossless for binary values.
+        base64 = encoding == "base64" or (encoding is None and not decode and not resp2)
+        self._codec = Codec(base64=base64, resp2=resp2, decode=decode)
+        self.url = url.rstrip("/")
+        self.encoding = "base64" if base64 else None
+        self.response_format = response_format
+        self.decode = decode
+        self._readonly = readonly
+        self._token_hint = mask(token)
+
+    @property
+    def readonly(self) -> bool:
+        """True when the client was built with the Read Only token."""
+        return self._readonly
+
+    @staticmethod
+    def _settings_args(settings: Settings, readonly: bool) -> tuple[str, str]:
+        url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
+        return url, token
+
+    def _decode(self, response: httpx.Response, cmd: Cmd[Any, Any]) -> Any:
+        value = self._codec.decode_reply(
+            response.status_code, response.headers.get("content-type", ""), response.content, cmd.args
+        )
+        return value if cmd.convert is None else cmd.convert(value)
+
+    def _refused(self, refused: StreamRefused, what: str) -> SvcError:
+        response = refused.response
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            body = {"error": response.text[:200] or f"HTTP {response.status_code}"}
+        return Codec.error(response.status_code, body, [what])
+
+    def __repr__(self) -> str:
+        extra = "".join(
+            f", {k}={v!r}" for k, v in (("encoding", self.encoding), ("response_format", self.response_format))
+            if v not in (None, "json")
+        )
+        ro = ", readonly=True" if self._readonly else ""
+        return f"{type(self).__name__}({self.url!r}, token={self._token_hint}{extra}{ro})"
+
+
+class KV(_Base[S]):
+    """Key-value client (sync). ``KV[str]`` with ``decode=True`` (default), ``KV[bytes]`` otherwise.
+
+    >>> kv = KV.from_env()                              # doctest: +SKIP
+    >>> kv.set("greeting", "hello"); kv.get("greeting")  # doctest: +SKIP
+    'hello'
+    """
+
+    @overload
+    def __init__(
+        self: KV[str], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None, readonly: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: KV[bytes], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None, readonly: bool = False,
+    ) -> None: ...
+    def __init__(
+        self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.BaseTransport | None = None, readonly: bool = False,
+    ) -> None:
+        self._setup(url, token, encoding=encoding, response_format=response_format, decode=decode,
+                    readonly=readonly)
+        self._timeout = timeout
+        self._transport = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
+                                        transport=transport)
+
+    @overload
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
+                      **options: Any) -> KV[str]: ...
+    @overload
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
+                      **options: Any) -> KV[bytes]: ...
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
+                      **options: Any) -> KV[Any]:
+        """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN."""
+        url, token = cls._settings_args(settings, readonly)
+        return cls(url, token, decode=decode, readonly=readonly, **options)  # type: ignore[call-overload,no-any-return]
+
+    @overload
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, **options: Any) -> KV[str]: ...
+    @overload
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: Literal[False], **options: Any) -> KV[bytes]: ...
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> KV[Any]:
+        """Build from the SVC_KV_* environment variables."""
+        return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)  # type: ignore[call-overload,no-any-return]
+
+    # -- running commands --------------------------------------------------------------------
+    def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
+        request = self._codec.command_request(cmd.args, private=private)
+        request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
+        return self._decode(self._transport.send(request), cmd)
+
+    def execute(self, *args: Arg) -> Any:
+        """Send one raw command (``kv.execute("SET", "a", b"\\x00")``) and return its decoded reply."""
+        return self._invoke(Cmd(args))
+
+    def scan_iter(self, match: Arg | None = None, count: int | None = None,
+                  type: str | None = None) -> Iterator[S]:
+        """Every key, SCAN page by page (a key may repeat if the keyspace changes meanwhile)."""
+        cursor = 0
+        while True:
+            cursor, keys = self.scan(cursor, match, count, type)
+            yield from keys
+            if cursor == 0:
+                return
+
+    def rest_token(self, user: str, password: str) -> str:
+        """``ACL RESTTOKEN``: a REST token with that ACL user's permissions. Sent as a JSON body, so
+        the password never appears in a URL."""
+        token = self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)
+        return token.decode() if isinstance(token, bytes) else str(token)
+
+    def pipeline(self) -> Pipeline:
+        """Queue commands, send them in one request; not atomic, one failure does not stop the rest."""
+        return Pipeline(self)
+
+    def multi_exec(self) -> Transaction:
+        """Queue commands, run them atomically with ``exec()``."""
+        return Transaction(self)
+
+    def monitor(self, *, timeout: float | None = DEFAULT_TIMEOUT) -> Monitor:
+        """Open a MONITOR stream now (so later commands are seen) and iterate its events."""
+        return Monitor(self, timeout)
+
+    def subscribe(self, channel: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> Subscription:
+        """Subscribe now; iterate ``Message`` events (first the ``subscribe`` confirmation)."""
+        return Subscription(self, channel, timeout)
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncKV(_Base[S]):
+    """Key-value client (asyncio): the same helpers as :class:`KV`, awaited."""
+
+    @overload
+    def __init__(
+        self: AsyncKV[str], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: AsyncKV[bytes], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+    ) -> None: ...
+    def __init__(
+        self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+    ) -> None:
+        self._setup(url, token, encoding=encoding, response_format=response_format, decode=decode,
+                    readonly=readonly)
+        self._timeout = timeout
+        self._transport = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
+                                         transport=transport)
+
+    @overload
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
+                      **options: Any) -> AsyncKV[str]: ...
+    @overload
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
+                      **options: Any) -> AsyncKV[bytes]: ...
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
+                      **options: Any) -> AsyncKV[Any]:
+        url, token = cls._settings_args(settings, readonly)
+        return cls(url, token, decode=decode, readonly=readonly, **options)  # type: ignore[call-overload,no-any-return]
+
+    @overload
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, **options: Any) -> AsyncKV[str]: ...
+    @overload
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: Literal[False], **options: Any) -> AsyncKV[bytes]: ...
+    @classmethod
+    def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> AsyncKV[Any]:
+        return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)  # type: ignore[call-overload,no-any-return]
+
+    async def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
+        request = self._codec.command_request(cmd.args, private=private)
+        request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
+        return self._decode(await self._transport.send(request), cmd)
+
+    async def execute(self, *args: Arg) -> Any:
+        return await self._invoke(Cmd(args))
+
+    async def scan_iter(self, match: Arg | None = None, count: int | None = None,
+                        type: str | None = None) -> AsyncIterator[S]:
+        cursor = 0
+        while True:
+            cursor, keys = await self.scan(cursor, match, count, type)
+            for key in keys:
+                yield key
+            if cursor == 0:
+                return
+
+    async def rest_token(self, user: str, password: str) -> str:
+        token = await self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)
+        return token.decode() if isinstance(token, bytes) else str(token)
+
+    def pipeline(self) -> AsyncPipeline:
+        return AsyncPipeline(self)
+
+    def multi_exec(self) -> AsyncTransaction:
+        return AsyncTransaction(self)
+
+    def monitor(self, *, timeout: float | None = DEFAULT_TIMEOUT) -> AsyncMonitor:
+        """``async for ev in akv.monitor()``; use ``async with akv.monitor() as mon`` to have the
+        stream open (and the first ``OK`` consumed) before sending commands."""
+        return AsyncMonitor(self, timeout)
+
+    def subscribe(self, channel: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> AsyncSubscription:
+        return AsyncSubscription(self, channel, timeout)
+
+    async def close(self) -> None:
+        await self._transport.aclose()
+
+    aclose = close
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+# -- pipelines and transactions ------------------------------------------------------------------
+
+
+class BasePipeline(Commands):
+    """Queued commands; every helper of :class:`Commands` queues and returns the pipeline."""
+
+    transaction = False
+
+    def __init__(self, client: _Base[Any]) -> None:
+        self._client = client
+        #: queued commands; helpers append to this very list (see ``command.__get__``).
+        self._queue: list[Cmd[Any, Any]] = []
+
+    def _invoke(self, cmd: Cmd[Any, Any]) -> Self:
+        self._queue.append(cmd)
+        return self
+
+    def command(self, *args: Arg) -> Self:
+        """Queue a raw command."""
+        json_args(args)  # refuse what JSON cannot carry here, at the line that queued it
+        return self._invoke(Cmd(args))
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def _take(self) -> tuple[list[Cmd[Any, Any]], ApiRequest]:
+        """Empty the queue (the same list object stays) and build the request for what it held."""
+        commands = self._queue[:]
+        rows = [json_args(cmd.args) for cmd in commands]  # may refuse raw bytes: queue kept then
+        self._queue.clear()
+        request = self._client._codec.batch_request(rows, transaction=self.transaction)
+        request.path = self._client.url + request.path  # absolute: no merge with base_url
+        return commands, request
+
+    def _results(self, commands: list[Cmd[Any, Any]], request: ApiRequest, response: httpx.Response) -> list[Any]:
+        values = self._client._codec.decode_batch(
+            response.status_code, response.headers.get("content-type", ""), response.content,
+            request.json, transaction=self.transaction,
+        )
+        for index, cmd in enumerate(commands):
+            convert = cmd.convert
+            if convert is not None:
+                value = values[index]
+                if not isinstance(value, SvcError):
+                    try:
+                        values[index] = convert(value)
+                    except (TypeError, ValueError) as exc:
+                        values[index] = ProtocolError(f"unexpected reply to {cmd.args[0]!r}: {exc}")
+        return values
+
+
+class Pipeline(BasePipeline):
+    """``results = kv.pipeline().set("a", "1").incr("n").exec()``: one value per command, a failed
+    command's slot holds its :class:`~svckit.errors.CommandError` (not raised)."""
+
+    def exec(self) -> list[Any]:
+        """Send every queued command in one request; the queue is empty afterwards."""
+        if not self._queue:
+            return []
+        commands, request = self._take()
+        client = cast(KV[Any], self._client)
+        return self._results(commands, request, client._transport.send(request))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._queue.clear()
+
+
+class Transaction(Pipeline):
+    """``kv.multi_exec()``: atomic. A discarded transaction raises
+    :class:`~svckit.errors.TransactionDiscarded`; a command that failed while running still yields
+    its CommandError in its slot. Always JSON (``resp2`` does not apply to /multi-exec)."""
+
+    transaction = True
+
+
+class AsyncPipeline(BasePipeline):
+    async def exec(self) -> list[Any]:
+        if not self._queue:
+            return []
+        commands, request = self._take()
+        client = cast(AsyncKV[Any], self._client)
+        return self._results(commands, request, await client._transport.send(request))
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._queue.clear()
+
+
+class AsyncTransaction(AsyncPipeline):
+    transaction = True
+
+
+# -- event streams -------------------------------------------------------------------------------
+
+
+def _is_ok(payload: str) -> bool:
+    return payload.strip() in ('"OK"', "OK")
+
+
+class _SyncStream:
+    def __init__(self, client: KV[Any], path: str, what: str, timeout: float | None) -> None:
+        self._client = client
+        self._what = what
+        request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
+                             timeout=_stream_timeout(timeout))
+        self._lines: Any = client._transport.stream_lines(request)
+
+    def _next_payload(self) -> str:
+        try:
+            return next(self._lines)
+        except StreamRefused as refused:
+            raise self._client._refused(refused, self._what) from None
+
+    def _first_payload(self) -> str:
+        try:
+            return self._next_payload()
+        except StopIteration:
+            raise StreamClosed(f"the {self._what} stream ended before its first event") from None
+
+    def close(self) -> None:
+        self._lines.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Self:
+        return self
+
+
+class Monitor(_SyncStream):
+    """Every command the server runs, as :class:`MonitorEvent`; the stream is open once built."""
+
+    def __init__(self, client: KV[Any], timeout: float | None) -> None:
+        super().__init__(client, "/monitor", "MONITOR", timeout)
+        first = self._first_payload()
+        if not _is_ok(first):
+            self.close()
+            raise ProtocolError(f'monitor stream did not start with "OK": {first[:80]!r}')
+
+    def __next__(self) -> MonitorEvent:
+        return parse_monitor(self._next_payload())
+
+
+class Subscription(_SyncStream):
+    """Messages of one channel; the subscription is active once built (its confirmation is the
+    first event the iteration yields)."""
+
+    def __init__(self, client: KV[Any], channel: str, timeout: float | None) -> None:
+        super().__init__(client, "/subscribe/" + quote_segment(encode_arg(channel)), "SUBSCRIBE", timeout)
+        self.channel = channel
+        self._first: Message | None = parse_message(self._first_payload(), channel)
+
+    def __next__(self) -> Message:
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        return parse_message(self._next_payload(), self.channel)
+
+
+class _AsyncStream:
+    def __init__(self, client: AsyncKV[Any], path: str, what: str, timeout: float | None) -> None:
+        self._client = client
+        self._what = what
+        self._request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
+                                   timeout=_stream_timeout(timeout))
+        self._lines: Any = None
+
+    async def _next_payload(self) -> str:
+        if self._lines is None:
+            self._lines = self._client._transport.stream_lines(self._request)
+        try:
+            return cast(str, await self._lines.__anext__())
+        except StreamRefused as refused:
+            raise self._client._refused(refused, self._what) from None
+
+    async def _open(self) -> None:
+        """Hook: read what the stream sends first."""
+
+    async def _first_payload(self) -> str:
+        try:
+            return await self._next_payload()
+        except StopAsyncIteration:
+            raise StreamClosed(f"the {self._what} stream ended before its first event") from None
+
+    async def start(self) -> Self:
+        """Open the stream now (``async with`` does this)."""
+        if self._lines is None:
+            await self._open()
+        return self
+
+    async def aclose(self) -> None:
+        if self._lines is not None:
+            await self._lines.aclose()
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+
+class AsyncMonitor(_AsyncStream):
+    def __init__(self, client: AsyncKV[Any], timeout: float | None) -> None:
+        super().__init__(client, "/monitor", "MONITOR", timeout)
+
+    async def _open(self) -> None:
+        first = await self._first_payload()
+        if not _is_ok(first):
+            await self.aclose()
+            raise ProtocolError(f'monitor stream did not start with "OK": {first[:80]!r}')
+
+    async def __anext__(self) -> MonitorEvent:
+        await self.start()
+        return parse_monitor(await self._next_payload())
+
+
+class AsyncSubscription(_AsyncStream):
+    def __init__(self, client: AsyncKV[Any], channel: str, timeout: float | None) -> None:
+        super().__init__(client, "/subscribe/" + quote_segment(encode_arg(channel)), "SUBSCRIBE", timeout)
+        self.channel = channel
+        self._first: Message | None = None
+
+    async def _open(self) -> None:
+        self._first = parse_message(await self._first_payload(), self.channel)
+
+    async def __anext__(self) -> Message:
+        await self.start()
+        if self._first is not None:
+            first, self._first = self._first, None
+            return first
+        return parse_message(await self._next_payload(), self.channel)
+
+
+__all__ = [
+    "KV",
+    "AsyncKV",
+    "AsyncMonitor",
+    "AsyncPipeline",
+    "AsyncSubscription",
+    "AsyncTransaction",
+    "Monitor",
+    "Pipeline",
+    "Subscription",
+    "Transaction",
+]
