@@ -1,0 +1,207 @@
+"""Area B of the sandbox: four local indexes served like the service's vector data API.
+
+    /vector/{index}/query-data[/{namespace}]    POST  object or array of query objects
+    /vector/{index}/upsert-data[/{namespace}]   POST  {id, data, metadata} or an array of them
+    /vector/{index}/fetch[/{namespace}]         POST  {ids, includeMetadata, includeVectors, includeData}
+    /vector/{index}/delete[/{namespace}]        POST  {ids} (or a bare array of ids)
+    /vector/{index}/info                        GET   index statistics
+
+Indexes: ``dense`` (COSINE, all-MiniLM-L6-v2), ``sparse`` (BM25), ``hybrid`` (both) and ``nomodel``
+(a dense index created without an embedding model: text operations answer 422). Every reply is
+``{"result": ...}``; errors are ``{"error": ..., "status": ...}``. Auth: ``Authorization: Bearer
+<SVC_VECTOR_TOKEN>``.
+
+The model loads in a background thread at start so the other areas serve at once; every embedding
+call runs in a worker thread, never on the event loop. State lives in ``<data_dir>/vector/<index>``.
+Seeding the demo corpus also runs in the background (embedding it takes a while on a small CPU); until
+it is done, ``info`` counts the remaining items in ``pendingVectorCount``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hmac
+import json
+import threading
+from typing import Any
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from svckit.sandbox.area import Area, SandboxContext
+from svckit.vector.local import (
+    EmbeddingModelMissing,
+    FilterSyntaxError,
+    InvalidRequest,
+    LocalIndex,
+    get_embedder,
+    load_demo_corpus,
+)
+
+INDEXES: dict[str, dict[str, Any]] = {
+    "dense": {"kind": "dense", "metric": "COSINE"},
+    "sparse": {"kind": "sparse", "metric": "COSINE"},
+    "hybrid": {"kind": "hybrid", "metric": "COSINE"},
+    "nomodel": {"kind": "dense", "metric": "COSINE", "model": False},
+}
+SEEDED_INDEXES = ("dense", "sparse", "hybrid")
+SEED_BATCH = 64
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status)
+
+
+class VectorArea(Area):
+    prefix = "/vector"
+
+    def __init__(self, ctx: SandboxContext) -> None:
+        super().__init__(ctx)
+        self.directory = ctx.data_dir / "vector"
+        self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
+        self.demo_limit = ctx.options.get("demo_limit")
+        self.indexes: dict[str, LocalIndex] = {}
+        self.pending: dict[str, int] = {}
+        self.seeding: asyncio.Task[None] | None = None
+        self._warmup: threading.Thread | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        def open_indexes() -> dict[str, LocalIndex]:
+            out = {}
+            for name, spec in INDEXES.items():
+                model = spec.get("model", self.model)
+                out[name] = LocalIndex(kind=spec["kind"], metric=spec["metric"], model=model,
+                                       path=self.directory / name)
+            return out
+
+        self.indexes = await anyio.to_thread.run_sync(open_indexes)
+        embedder = get_embedder(self.model)
+        if not embedder.loaded:
+            self._warmup = threading.Thread(target=embedder.load, name="svckit-vector-model", daemon=True)
+            self._warmup.start()
+
+    async def stop(self) -> None:
+        if self.seeding is not None and not self.seeding.done():
+            self.seeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.seeding
+        for index in self.indexes.values():
+            await anyio.to_thread.run_sync(index.close)
+
+    async def seed(self, name: str) -> None:
+        """``demo``: load the demo corpus into the three model-backed indexes, in the background.
+
+        Idempotent: items already stored with the same text are skipped, so a second seed adds nothing.
+        """
+        if name != "demo":
+            return
+        if self.seeding is not None and not self.seeding.done():
+            return
+        self.seeding = asyncio.create_task(self._seed_demo())
+
+    async def _seed_demo(self) -> None:
+        corpus = await anyio.to_thread.run_sync(load_demo_corpus, self.demo_limit)
+        ids = [item["id"] for item in corpus]
+        todo: dict[str, list[dict[str, Any]]] = {}
+        for index_name in SEEDED_INDEXES:
+            index = self.indexes[index_name]
+            stored = await anyio.to_thread.run_sync(functools.partial(index.fetch, ids, include_metadata=False))
+            todo[index_name] = [item for item, have in zip(corpus, stored)
+                                if have is None or have.get("data") != item["data"]]
+            self.pending[index_name] = len(todo[index_name])
+        # batch by batch across the three indexes, so each one becomes queryable early; dense and
+        # hybrid share one embedder, so every text is embedded once
+        for start in range(0, max(len(t) for t in todo.values()), SEED_BATCH):
+            for index_name in SEEDED_INDEXES:
+                batch = todo[index_name][start : start + SEED_BATCH]
+                if batch:
+                    await anyio.to_thread.run_sync(self.indexes[index_name].upsert_data, batch)
+                    self.pending[index_name] -= len(batch)
+        self.ctx.log(f"vector: demo corpus ready ({len(corpus)} items in {', '.join(SEEDED_INDEXES)})")
+
+    async def wait_seeded(self) -> None:
+        """Wait until a running demo seed has finished (tests, and callers that need the full corpus)."""
+        if self.seeding is not None:
+            await self.seeding
+
+    # -- HTTP --------------------------------------------------------------------------------
+    def env(self, base_url: str) -> dict[str, str]:
+        base = f"{base_url}{self.prefix}"
+        return {
+            "SVC_VECTOR_URL": f"{base}/dense",
+            "SVC_VECTOR_SPARSE_URL": f"{base}/sparse",
+            "SVC_VECTOR_HYBRID_URL": f"{base}/hybrid",
+            "SVC_VECTOR_NOMODEL_URL": f"{base}/nomodel",
+            "SVC_VECTOR_TOKEN": self.ctx.credentials.vector_token,
+        }
+
+    def _authorised(self, request: Request) -> bool:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        expected = self.ctx.credentials.vector_token
+        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected.encode())
+
+    async def _handle(self, request: Request) -> JSONResponse:
+        if not self._authorised(request):
+            return _error("Unauthorized: missing or invalid token (Authorization: Bearer <SVC_VECTOR_TOKEN>)", 401)
+        index_name = request.path_params["index"]
+        index = self.indexes.get(index_name)
+        if index is None:
+            return _error(f"index {index_name!r} not found; this sandbox serves {', '.join(INDEXES)}", 404)
+        operation = request.path_params["operation"]
+        namespace = request.path_params.get("namespace", "")
+        if operation == "info":
+            info = index.info()
+            pending = self.pending.get(index_name, 0)
+            info["pendingVectorCount"] = pending
+            info["namespaces"].setdefault("", {"vectorCount": 0, "pendingVectorCount": 0})
+            info["namespaces"][""]["pendingVectorCount"] = pending
+            return JSONResponse({"result": info})
+        if request.method != "POST":
+            return _error(f"{operation} takes POST", 405)
+        try:
+            body = json.loads(await request.body() or b"null")
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
+            return _error(f"request body is not valid JSON: {exc}", 400)
+        try:
+            if operation == "query-data":
+                result: Any = await anyio.to_thread.run_sync(index.query, body, namespace)
+            elif operation == "upsert-data":
+                await anyio.to_thread.run_sync(index.upsert_data, body, namespace)
+                result = "Success"
+            elif operation == "fetch":
+                opts = body if isinstance(body, dict) else {}
+                result = await anyio.to_thread.run_sync(lambda: index.fetch(
+                    body, namespace,
+                    include_metadata=bool(opts.get("includeMetadata", False)),
+                    include_vectors=bool(opts.get("includeVectors", False)),
+                    include_data=bool(opts.get("includeData", False)),
+                ))
+            elif operation == "delete":
+                result = {"deleted": await anyio.to_thread.run_sync(index.delete, body, namespace)}
+            else:
+                return _error(f"unknown operation {operation!r}", 404)
+        except EmbeddingModelMissing as exc:
+            return _error(str(exc), 422)
+        except FilterSyntaxError as exc:
+            return _error(str(exc), 400)
+        except (InvalidRequest, ValueError) as exc:
+            return _error(str(exc), 400)
+        return JSONResponse({"result": result})
+
+    def app(self) -> Starlette:
+        methods = ["GET", "POST"]
+        # an unknown path inside /vector answers the spec's error body too, not Starlette's plain text
+        not_found = {HTTPException: lambda request, exc: _error(str(exc.detail), exc.status_code)}
+        return Starlette(exception_handlers=not_found, routes=[
+            Route("/{index}/{operation}", self._handle, methods=methods),
+            Route("/{index}/{operation}/", self._handle, methods=methods),
+            Route("/{index}/{operation}/{namespace:path}", self._handle, methods=methods),
+        ])

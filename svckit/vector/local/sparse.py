@@ -1,0 +1,153 @@
+"""Sparse BM25 embedding: our own tokenizer, English stop words, Snowball stemming.
+
+Text -> words (``[a-z0-9]+`` after lower-casing and splitting identifiers on ``_`` and ``.``) -> stop
+words dropped -> Snowball English stem -> a dimension index, a stable 31-bit hash of the stem (so a
+query is encoded without knowing the index's vocabulary, and indices survive restarts).
+
+Document weight of a term that occurs ``f`` times in a document of ``|D|`` terms (hosted service's
+BM25, k1 = 1.2, b = 0.75, ``avgdl`` the mean document length of the namespace)::
+
+    w = f·(k1 + 1) / (f + k1·(1 − b + b·|D|/avgdl))
+
+Query terms weigh 1 each. With ``weightingStrategy: IDF`` each query dimension is multiplied at query
+time by ``ln((N − n + 0.5)/(n + 0.5) + 1)`` (N documents in the namespace, n of them with the term).
+The score is the exact inner product over shared dimensions.
+
+Document weights depend on ``avgdl``, which moves as documents come and go, so :class:`SparseStore`
+keeps raw term frequencies in an inverted index and computes the weights when it scores.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import snowballstemmer
+
+K1 = 1.2
+B = 0.75
+
+# English stop words (the classic Snowball/NLTK list, apostrophes stripped as our tokenizer does).
+STOP_WORDS = frozenset(["a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during", "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "ma", "me", "mightn", "more", "most", "mustn", "my", "myself", "needn", "no", "nor", "not", "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same", "shan", "she", "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "won", "wouldn", "y", "you", "your", "yours", "yourself", "yourselves"])
+
+_WORD = re.compile(r"[a-z0-9]+")
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def tokenize(text: str) -> list[str]:
+    """Stemmed content words of ``text``, in order (duplicates kept: they are term frequencies)."""
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return [stem(w) for w in words if w not in STOP_WORDS]
+
+
+@functools.lru_cache(maxsize=200_000)
+def term_index(term: str) -> int:
+    """The sparse dimension of a stemmed term: the first 31 bits of its BLAKE2b hash."""
+    return int.from_bytes(hashlib.blake2b(term.encode(), digest_size=4).digest(), "big") & 0x7FFFFFFF
+
+
+def term_frequencies(text: str) -> tuple[dict[int, int], int]:
+    """``({dimension: count}, document length in terms)`` of a text."""
+    terms = tokenize(text)
+    return dict(Counter(term_index(t) for t in terms)), len(terms)
+
+
+def query_dimensions(text: str) -> list[int]:
+    """The distinct dimensions of a query, each of weight 1."""
+    return sorted({term_index(t) for t in tokenize(text)})
+
+
+def bm25_weight(f: np.ndarray | float, doc_len: np.ndarray | float, avgdl: float) -> np.ndarray | float:
+    avgdl = avgdl or 1.0
+    return f * (K1 + 1) / (f + K1 * (1 - B + B * doc_len / avgdl))
+
+
+def idf(n_docs: int, n_with_term: int) -> float:
+    return math.log((n_docs - n_with_term + 0.5) / (n_with_term + 0.5) + 1)
+
+
+@dataclass
+class SparseStore:
+    """Inverted index of one namespace: dimension -> {row: term frequency}, plus each row's length."""
+
+    postings: dict[int, dict[int, int]] = field(default_factory=dict)
+    doc_terms: dict[int, dict[int, int]] = field(default_factory=dict)
+    doc_len: dict[int, int] = field(default_factory=dict)
+    total_len: int = 0
+
+    def __len__(self) -> int:
+        return len(self.doc_len)
+
+    @property
+    def avgdl(self) -> float:
+        return self.total_len / len(self.doc_len) if self.doc_len else 0.0
+
+    def add(self, row: int, tf: dict[int, int], length: int) -> None:
+        self.remove(row)
+        self.doc_terms[row] = tf
+        self.doc_len[row] = length
+        self.total_len += length
+        for dim, count in tf.items():
+            self.postings.setdefault(dim, {})[row] = count
+
+    def remove(self, row: int) -> None:
+        tf = self.doc_terms.pop(row, None)
+        if tf is None:
+            return
+        self.total_len -= self.doc_len.pop(row)
+        for dim in tf:
+            posting = self.postings.get(dim)
+            if posting is not None:
+                posting.pop(row, None)
+                if not posting:
+                    del self.postings[dim]
+
+    def query_vector(self, text: str, weighting: str | None) -> tuple[list[int], list[float]]:
+        """The query's sparse vector: weight 1 per distinct term, times IDF when asked."""
+        dims = query_dimensions(text)
+        if weighting == "IDF":
+            n = len(self)
+            values = [idf(n, len(self.postings.get(d, ()))) for d in dims]
+        else:
+            values = [1.0] * len(dims)
+        return dims, values
+
+    def score(self, dims: list[int], values: list[float], rows: np.ndarray | None = None) -> dict[int, float]:
+        """Exact inner product of the query with every document sharing a dimension -> {row: score}.
+
+        ``rows`` (optional) restricts scoring to those rows (a metadata filter's matches).
+        """
+        allowed = None if rows is None else set(rows.tolist())
+        avgdl = self.avgdl
+        totals: dict[int, float] = {}
+        for dim, qw in zip(dims, values):
+            posting = self.postings.get(dim)
+            if not posting or qw == 0:
+                continue
+            doc_rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            tfs = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+            lens = np.fromiter((self.doc_len[r] for r in doc_rows.tolist()), dtype=np.float64,
+                               count=len(posting))
+            weights = np.asarray(qw * bm25_weight(tfs, lens, avgdl))
+            for r, w in zip(doc_rows.tolist(), weights.tolist()):
+                if allowed is None or r in allowed:
+                    totals[r] = totals.get(r, 0.0) + w
+        return totals
+
+    def vector(self, row: int) -> tuple[list[int], list[float]]:
+        """A document's sparse vector (indices ascending, BM25 weights with the current avgdl)."""
+        tf = self.doc_terms.get(row, {})
+        dims = sorted(tf)
+        length = self.doc_len.get(row, 0)
+        avgdl = self.avgdl
+        return dims, [float(bm25_weight(float(tf[d]), float(length), avgdl)) for d in dims]
