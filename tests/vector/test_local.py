@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import uuid
 
 import numpy as np
 import pytest
 
-from svckit.vector.local import LocalIndex, load_demo_corpus, packaged_model_path, sparse
+from svckit.vector.local import DenseEmbedder, LocalIndex, load_demo_corpus, packaged_model_path, sparse
 from svckit.vector.local.ann import DenseStore
 
 from .conftest import CORPUS
@@ -40,12 +41,25 @@ def test_embeddings_match_sentence_transformers_reference(embedder):
 
 
 def test_identical_text_is_embedded_once(embedder):
-    text = "a sentence that only this test embeds, 7f3a"
+    text = f"a sentence that only this run of this test embeds, {uuid.uuid4()}"
     before = embedder.encoded_texts
     first = embedder.embed([text, text])
     again = embedder.embed([text])
     assert embedder.encoded_texts == before + 1
     np.testing.assert_array_equal(first[0], again[0])
+
+
+def test_embeddings_are_kept_on_disk_across_processes(tmp_path, embedder):
+    """A second embedder over the same cache (as in a restarted sandbox) encodes nothing it has seen."""
+    texts = [f"kept across restarts {uuid.uuid4()}", "the quick brown fox"]
+    first = DenseEmbedder(cache_dir=tmp_path)
+    vectors = first.embed(texts)
+    assert first.encoded_texts == 2
+    second = DenseEmbedder(cache_dir=tmp_path)
+    np.testing.assert_array_equal(second.embed(texts), vectors)
+    assert second.encoded_texts == 0 and not second.loaded  # the model was not even loaded
+    second.embed(texts + ["a text the cache has not seen"])
+    assert second.encoded_texts == 1
 
 
 # -- sparse BM25 -----------------------------------------------------------------------------------

@@ -12,13 +12,20 @@ exactly (tests/vector/test_embedding.py checks it on texts shorter and longer th
 
 One :class:`DenseEmbedder` per model directory is shared by the whole process (:func:`get_embedder`),
 so the sandbox's dense and hybrid indexes, and a test session's sandboxes, load the weights once and
-share one cache.
+share one cache. That embedder also keeps its embeddings on disk (:class:`DiskCache`, one SQLite file
+per model fingerprint under ``$SVC_EMBEDDING_CACHE``, default ``~/.cache/svckit/embeddings``; set the
+variable to ``off`` to disable), because encoding is the slow part on a CPU (tens of documents per
+second on 2 cores): a restarted sandbox, a second notebook kernel or the next demo seed find every
+text they have seen before and do not even load the model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -32,6 +39,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
+log = logging.getLogger(__name__)
 
 
 def packaged_model_path() -> Path:
@@ -52,6 +60,66 @@ def _text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def default_cache_dir() -> Path | None:
+    """Where :func:`get_embedder` keeps embeddings across processes (None when switched off)."""
+    configured = os.environ.get("SVC_EMBEDDING_CACHE", "")
+    if configured.lower() in ("off", "0", "none"):
+        return None
+    return Path(configured) if configured else Path.home() / ".cache" / "svckit" / "embeddings"
+
+
+def model_fingerprint(model_path: Path) -> str:
+    """Identifies a model directory's weights and configuration (names, sizes and small config files)."""
+    digest = hashlib.blake2b(digest_size=8)
+    for file in sorted(p for p in model_path.rglob("*") if p.is_file()):
+        digest.update(str(file.relative_to(model_path)).encode())
+        digest.update(str(file.stat().st_size).encode())
+        if file.suffix == ".json" and file.stat().st_size < 1_000_000:
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+class DiskCache:
+    """Embeddings of one model kept across processes: text hash -> float32 vector, in SQLite.
+
+    A cache, never a source of truth: any SQLite error (locked, read-only, full disk) is logged and
+    treated as a miss, so embedding still works.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=10, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS emb (key BLOB PRIMARY KEY, vec BLOB NOT NULL)")
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        try:
+            with self._lock:
+                for start in range(0, len(keys), 500):
+                    chunk = list(keys[start:start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    for key, vec in self._db.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", chunk):
+                        found[bytes(key)] = np.frombuffer(vec, dtype=np.float32)
+        except sqlite3.Error as exc:
+            log.warning("embedding cache %s unreadable (%s); encoding instead", self.path, exc)
+        return found
+
+    def put_many(self, items: dict[bytes, np.ndarray]) -> None:
+        rows = [(key, np.asarray(vec, dtype=np.float32).tobytes()) for key, vec in items.items()]
+        try:
+            with self._lock:
+                self._db.execute("BEGIN")
+                self._db.executemany("INSERT OR IGNORE INTO emb (key, vec) VALUES (?, ?)", rows)
+                self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            log.warning("embedding cache %s not written (%s)", self.path, exc)
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
+
 class DenseEmbedder:
     """Embeds texts with a sentence-transformers model directory; identical texts are embedded once.
 
@@ -60,7 +128,7 @@ class DenseEmbedder:
     """
 
     def __init__(self, model_path: str | Path | None = None, *, cache_size: int = 200_000,
-                 batch_size: int = 64, device: str = "cpu") -> None:
+                 batch_size: int = 64, device: str = "cpu", cache_dir: Path | None = None) -> None:
         self.model_path = Path(model_path) if model_path is not None else packaged_model_path()
         if not self.model_path.is_dir():
             raise ValueError(f"model: {self.model_path} is not a sentence-transformers model directory")
@@ -72,6 +140,8 @@ class DenseEmbedder:
         self._model: Any = None
         self._lock = threading.RLock()
         self.encoded_texts = 0  # texts that actually went through the model (cache misses)
+        self.disk_cache = (DiskCache(cache_dir / f"{self.name}-{model_fingerprint(self.model_path)}.sqlite3")
+                           if cache_dir is not None else None)
 
     def load(self) -> Any:
         with self._lock:
@@ -115,8 +185,13 @@ class DenseEmbedder:
                     missing.setdefault(key, text)
                 rows.append(hit)
         if missing:
-            fresh = self.encode_uncached(list(missing.values()))
-            computed = dict(zip(missing.keys(), fresh))
+            computed = self.disk_cache.get_many(list(missing)) if self.disk_cache else {}
+            to_encode = {key: text for key, text in missing.items() if key not in computed}
+            if to_encode:
+                fresh = dict(zip(to_encode, self.encode_uncached(list(to_encode.values()))))
+                if self.disk_cache:
+                    self.disk_cache.put_many(fresh)
+                computed.update(fresh)
             with self._lock:
                 for key, vec in computed.items():
                     self._cache[key] = vec
@@ -153,5 +228,6 @@ def get_embedder(model: str | Path | None = None) -> DenseEmbedder:
     with _EMBEDDERS_LOCK:
         embedder = _EMBEDDERS.get(path)
         if embedder is None:
-            embedder = _EMBEDDERS[path] = DenseEmbedder(None if model is None else path)
+            embedder = _EMBEDDERS[path] = DenseEmbedder(None if model is None else path,
+                                                        cache_dir=default_cache_dir())
         return embedder
