@@ -110,7 +110,7 @@ async def json_body(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         body = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
         raise ApiError(400, "request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise ApiError(400, "request body must be a JSON object")

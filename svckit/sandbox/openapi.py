@@ -149,7 +149,7 @@ SECURITY_SCHEMES: dict[str, Any] = {
 
 # which error schema each area answers with, and its auth
 _AREA_ERROR = {"kv": "KvError", "vector": "VectorError", "devapi": "ApiError", "queue": "ApiError"}
-_AREA_SECURITY = {
+_AREA_SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "kv": [{"kvBearer": []}, {"kvQueryToken": []}],
     "vector": [{"vectorBearer": []}],
     "devapi": [{"devapiBasic": []}],
@@ -252,7 +252,7 @@ def _kv_paths() -> dict[str, Any]:
             "kv", "kv_publish", "publish a message; the reply is the number of receivers", _KV_OK, _KV_ERRORS,
             params=[_path_param("channel"), _path_param("message"), *_KV_FORMAT_HEADERS])},
     }
-    for nargs in range(0, 4):
+    for nargs in range(4):
         path = "/kv/{command}" + "".join(f"/{{arg{i}}}" for i in range(1, nargs + 1))
         paths[path] = _kv_command_path(nargs)
     return paths

@@ -236,7 +236,7 @@ class QueueArea(Area):
             raw = await request.body()
             try:
                 body = json.loads(raw) if raw else None
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
                 body = raw.decode("utf-8", "replace")  # a non-JSON payload is kept as a string
             options: dict[str, Any] = {
                 "run_id": _str_header(request, "Service-Workflow-RunId"),
