@@ -89,8 +89,12 @@ class Area:
     async def start(self) -> None:
         """Called once the event loop runs, before the first request."""
 
+    async def drain(self) -> None:
+        """Called when shutdown begins, before open connections are awaited: end long-lived
+        responses (event streams) so that they close instead of holding the shutdown up."""
+
     async def stop(self) -> None:
-        """Called on shutdown; stop children, flush state."""
+        """Called on shutdown, after the connections closed; stop children, flush state."""
 
     async def seed(self, name: str) -> None:
         """Load a named data set (``demo``) into this area."""

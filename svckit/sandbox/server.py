@@ -87,6 +87,20 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
                      middleware=[Middleware(BarePrefix, prefixes=prefixes)])
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the areas to end their event streams before it waits for open
+    connections (otherwise a connected monitor stream holds shutdown up until the grace timeout)."""
+
+    def __init__(self, config: uvicorn.Config, areas: Sequence[Area]) -> None:
+        super().__init__(config)
+        self.areas = areas
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for area in self.areas:
+            await area.drain()
+        await super().shutdown(sockets)
+
+
 class BarePrefix:
     """Serve a request for an area's bare base URL (``POST /kv``) as ``/kv/`` instead of redirecting.
 
@@ -159,7 +173,7 @@ class Sandbox:
 
     def start(self, timeout: float = 120.0) -> Sandbox:
         app, sock = self._prepare()
-        self._server = uvicorn.Server(self._config(app))
+        self._server = _Server(self._config(app), self.areas)
         # uvicorn installs signal handlers only on the main thread; in a thread it must not try.
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
 
@@ -185,7 +199,7 @@ class Sandbox:
     def serve_forever(self, on_ready: Any = None) -> None:
         """Run in the foreground until SIGINT/SIGTERM (used by ``svckit sandbox``)."""
         app, sock = self._prepare()
-        server = uvicorn.Server(self._config(app))
+        server = _Server(self._config(app), self.areas)
         self._server = server
 
         async def main() -> None:

@@ -45,6 +45,44 @@ def test_monitor_shows_pipeline_commands_and_escapes_binary(kv):
         assert seen == [f'"GET" "{key}"', '"ECHO" "a\\nb"']
 
 
+def test_monitor_redacts_passwords_like_redis_does(kv):
+    user, password = kv.key("user"), "s3cret-" + kv.key("pw")
+    with httpx.Client(timeout=10) as client, client.stream(
+            "POST", kv.url + "/monitor", headers={**kv.auth(), "Accept": "text/event-stream"}) as r:
+        events = _data_lines(r)
+        assert next(events) == '"OK"'
+        for command in (["ACL", "SETUSER", user, "on", f">{password}", "~*", "+get"],
+                        ["ACL", "RESTTOKEN", user, password], ["ACL", "DELUSER", user], ["ECHO", user]):
+            assert kv.post("/", json=command).status_code == 200
+        seen = []
+        for line in events:
+            seen.append(line.split("] ", 1)[1])
+            if seen[-1] == f'"ECHO" "{user}"':
+                break
+    assert password not in "".join(seen)
+    assert seen[0] == f'"ACL" "SETUSER" "{user}" "on" "(redacted)" "~*" "+get"'
+
+
+def test_redaction_covers_every_command_that_carries_a_secret():
+    from svckit.sandbox.kv.events import redact
+
+    def r(*args: str) -> list[str]:
+        return [a.decode() for a in redact([a.encode() for a in args])]
+
+    assert r("AUTH", "pw") == ["AUTH", "(redacted)"]
+    assert r("auth", "user", "pw") == ["auth", "(redacted)", "(redacted)"]
+    assert r("HELLO", "3", "AUTH", "u", "pw", "SETNAME", "x") == ["HELLO", "3", "AUTH", "(redacted)", "(redacted)",
+                                                                   "SETNAME", "x"]
+    assert r("MIGRATE", "h", "1", "", "0", "5", "AUTH2", "u", "pw", "KEYS", "a")[6:9] == [
+        "AUTH2", "(redacted)", "(redacted)"]
+    assert r("MIGRATE", "h", "1", "k", "0", "5", "AUTH", "pw")[-1] == "(redacted)"
+    assert r("CONFIG", "SET", "maxmemory", "1mb", "requirepass", "pw") == [
+        "CONFIG", "SET", "maxmemory", "1mb", "requirepass", "(redacted)"]
+    assert r("ACL", "SETUSER", "u", "on", "#abcdef", "<old") == ["ACL", "SETUSER", "u", "on", "(redacted)",
+                                                                  "(redacted)"]
+    assert r("SET", "AUTH", "pw") == ["SET", "AUTH", "pw"]
+
+
 def test_monitor_is_refused_to_the_readonly_token(kv):
     r = kv.http.post(kv.url + "/monitor", headers=kv.auth(kv.readonly_token))
     assert r.status_code == 400 and "error" in r.json()

@@ -188,3 +188,26 @@ def test_redis_child_dies_with_a_killed_sandbox(tmp_path):
             break
         time.sleep(0.05)
     assert _process_gone(child), "a redis-server child must not outlive a killed sandbox"
+
+
+def test_stopping_the_sandbox_ends_open_event_streams_cleanly(capfd):
+    """An open monitor stream must not hold shutdown up until the grace timeout (and log a traceback)."""
+    import threading
+
+    sandbox = Sandbox(areas=["kv"], backend="fakeredis").start()
+    env = sandbox.env
+    ended = threading.Event()
+
+    def watch() -> None:
+        with httpx.Client(timeout=30) as client, client.stream(
+                "POST", env["SVC_KV_URL"] + "/monitor",
+                headers={"Authorization": f"Bearer {env['SVC_KV_TOKEN']}"}) as r:
+            for _ in r.iter_lines():
+                pass
+        ended.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+    time.sleep(0.3)
+    sandbox.stop()
+    assert ended.wait(5), "the monitor stream did not end when the sandbox stopped"
+    assert "timeout graceful shutdown exceeded" not in capfd.readouterr().err

@@ -40,6 +40,7 @@ class KVArea(Area):
         super().__init__(ctx)
         self.backend: Backend = choose_backend(ctx.options, ctx.data_dir, ctx.log)
         self.monitor = MonitorHub()
+        self.closing = asyncio.Event()  # ends every open event stream on shutdown (see drain)
         self.gateway = Gateway(self)
         self.json_native = False
         self._admin_pool: ConnectionPool | None = None
@@ -77,6 +78,9 @@ class KVArea(Area):
             await json_functions.load(self._admin_pool)
         how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
         self.ctx.log(f"kv backend: {self.backend.describe()}; {how}")
+
+    async def drain(self) -> None:
+        self.closing.set()
 
     async def stop(self) -> None:
         pools = {id(p.pool): p.pool for p in self._principals.values() if p.pool is not None}

@@ -31,10 +31,40 @@ def redis_repr(arg: bytes) -> str:
     return out.decode("ascii")
 
 
+REDACTED = b"(redacted)"
+_SECRET_CONFIG = {b"requirepass", b"masterauth", b"masteruser", b"tls-key-file-pass", b"tls-client-key-file-pass"}
+
+
+def redact(argv: Sequence[bytes]) -> list[bytes]:
+    """Replace the secrets a command carries with ``(redacted)``, as Redis's own MONITOR does:
+    AUTH's arguments, HELLO's AUTH pair, ACL SETUSER's password rules, ACL RESTTOKEN's password,
+    MIGRATE's AUTH/AUTH2 values and CONFIG SET of password settings."""
+    out = list(argv)
+    name = out[0].upper() if out else b""
+    sub = out[1].upper() if len(out) > 1 else b""
+    if name == b"AUTH":
+        out[1:] = [REDACTED] * (len(out) - 1)
+    elif name == b"ACL" and sub == b"RESTTOKEN" and len(out) > 3:
+        out[3:] = [REDACTED] * (len(out) - 3)
+    elif name == b"ACL" and sub == b"SETUSER":
+        out[3:] = [REDACTED if a[:1] in (b">", b"<", b"#", b"!") else a for a in out[3:]]
+    elif name in (b"HELLO", b"MIGRATE"):
+        for i, arg in enumerate(out):
+            upper = arg.upper()
+            if upper == b"AUTH" or (name == b"MIGRATE" and upper == b"AUTH2"):
+                width = 2 if (name == b"HELLO" or upper == b"AUTH2") else 1
+                out[i + 1:i + 1 + width] = [REDACTED] * len(out[i + 1:i + 1 + width])
+    elif name == b"CONFIG" and sub == b"SET":
+        for i in range(2, len(out) - 1, 2):
+            if out[i].lower() in _SECRET_CONFIG:
+                out[i + 1] = REDACTED
+    return out
+
+
 def monitor_line(argv: Sequence[bytes], client: str, db: int = 0, now: float | None = None) -> str:
-    """``<unix_time.microseconds> [<db> <client_address>] "<COMMAND>" "<arg>"...``"""
+    """``<unix_time.microseconds> [<db> <client_address>] "<COMMAND>" "<arg>"...`` (secrets redacted)"""
     stamp = f"{time.time() if now is None else now:.6f}"
-    return f"{stamp} [{db} {client}] " + " ".join(redis_repr(a) for a in argv)
+    return f"{stamp} [{db} {client}] " + " ".join(redis_repr(a) for a in redact(argv))
 
 
 class MonitorHub:
@@ -84,8 +114,9 @@ class SSEResponse:
     would keep its Redis subscription forever; here a second task watches ``http.disconnect``.
     """
 
-    def __init__(self, events: AsyncIterator[str]) -> None:
+    def __init__(self, events: AsyncIterator[str], closing: asyncio.Event | None = None) -> None:
         self.events = events
+        self.closing = closing  # set when the server shuts down: the stream ends cleanly
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -101,6 +132,8 @@ class SSEResponse:
                 pass
 
         tasks = {asyncio.create_task(pump()), asyncio.create_task(watch())}
+        if self.closing is not None:
+            tasks.add(asyncio.create_task(self.closing.wait()))
         try:
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -381,10 +381,10 @@ class Gateway:
         if segments == [b"monitor"]:
             if principal.kind != "standard":
                 return error_response("NOPERM only the Standard token may monitor commands")
-            return SSEResponse(self.area.monitor.stream())
+            return SSEResponse(self.area.monitor.stream(), self.area.closing)
         if head == b"subscribe" and len(segments) == 2:
             channel = unquote_to_bytes(segments[1])
-            return SSEResponse(self.area.subscription(principal, channel))
+            return SSEResponse(self.area.subscription(principal, channel), self.area.closing)
         if head == b"publish" and len(segments) == 3:
             argv = [b"PUBLISH", unquote_to_bytes(segments[1]), unquote_to_bytes(segments[2])]
             return await self.single(principal, argv, fmt, client)
