@@ -18,6 +18,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="key-value backend: auto = --redis-url, else redis-server on PATH, else fakeredis")
     parser.add_argument("--redis-url", default=None, help="use this external Redis for the key-value area")
     parser.add_argument("--seed", choices=["demo"], default=None, help="load a data set on start")
+    parser.add_argument("--areas", default=None,
+                        help="comma-separated areas to serve (kv,vector,account,queue); default: all")
+
+
+def _areas_option(args: argparse.Namespace) -> dict[str, object]:
+    """``--areas kv,queue`` -> ``areas=("kv", "queue")``; absent -> the Sandbox default (all)."""
+    names = [name.strip() for name in (getattr(args, "areas", None) or "").split(",") if name.strip()]
+    return {"areas": tuple(names)} if names else {}
 
 
 def sandbox_from_args(args: argparse.Namespace, **extra: object):  # -> Sandbox
@@ -30,6 +38,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: object):  # -> Sandbox
         seed=args.seed,
         backend=args.backend,
         redis_url=args.redis_url,
+        **_areas_option(args),
         **extra,
     )
 
@@ -47,12 +56,67 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``svckit demo``: the sandbox with demo data plus JupyterLab on the tour, or (``--execute``) every
+    notebook run headless against a fresh sandbox and written as HTML."""
+    import shutil
+    import tempfile
+
+    from svckit import demo
+
+    notebooks = demo.find_notebooks(args.notebooks)
+    if not notebooks:
+        print(f"svckit demo: no notebooks in {args.notebooks or demo.NOTEBOOKS_DIR}", file=sys.stderr)
+        return 2
+    fresh = None
+    if args.execute and args.data_dir is None:
+        fresh = Path(tempfile.mkdtemp(prefix="svckit-demo-data-"))  # a fresh sandbox for every run
+        args.data_dir = fresh
+    sandbox = sandbox_from_args(args)
+    try:
+        sandbox.start()
+        env = demo.kernel_env(sandbox.env)
+        print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'})", file=sys.stderr)
+        if args.execute:
+            out = args.out or Path(tempfile.mkdtemp(prefix="svckit-demo-html-"))
+            print(f"[svckit demo] running {len(notebooks)} notebook(s); HTML goes to {out}", flush=True)
+            runs = []
+            for nb in notebooks:
+                run = demo.execute_notebook(nb, out, env, timeout=args.timeout)
+                print(run.summary(), flush=True)
+                runs.append(run)
+            failed = [r for r in runs if not r.ok]
+            print(f"[svckit demo] {len(runs) - len(failed)} of {len(runs)} notebook(s) ran cleanly; HTML in {out}",
+                  flush=True)
+            return 1 if failed else 0
+        workdir = args.workdir or DEFAULT_DATA_DIR.parent / "notebooks"
+        demo.copy_notebooks(workdir, args.notebooks)
+        print(f"[svckit demo] JupyterLab on {workdir / demo.TOUR}; Ctrl-C stops it and the sandbox", file=sys.stderr)
+        return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser)
+    finally:
+        sandbox.stop()
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="svckit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("sandbox", help="serve all four interfaces on loopback and print the SVC_* variables")
     add_sandbox_options(p)
     p.set_defaults(func=cmd_sandbox)
+    d = sub.add_parser("demo", help="the sandbox with demo data and JupyterLab on the tour notebook; "
+                                    "--execute runs every notebook headless and writes HTML")
+    add_sandbox_options(d)
+    d.set_defaults(func=cmd_demo, seed="demo", port=0)
+    d.add_argument("--execute", action="store_true", help="run every notebook headless; exit 1 if a cell fails")
+    d.add_argument("--out", type=Path, default=None, help="folder for the HTML of --execute (default: a new temp folder)")
+    d.add_argument("--notebooks", type=Path, default=None, help="folder of notebooks (default: the packaged demos)")
+    d.add_argument("--timeout", type=int, default=600, help="seconds one cell may run (--execute)")
+    d.add_argument("--workdir", type=Path, default=None,
+                   help="folder JupyterLab opens; the demos are copied there once (default ~/.local/share/svckit/notebooks)")
+    d.add_argument("--lab-port", type=int, default=None, help="JupyterLab port (default: its own choice)")
+    d.add_argument("--no-browser", action="store_true", help="do not open a browser")
     return parser
 
 

@@ -1,0 +1,547 @@
+"""Every client result as a tidy pandas DataFrame.
+
+Plain functions rather than a ``df.svc`` accessor: the inputs are client results (lists of models,
+pipeline replies, account records), not DataFrames, so there is nothing for an accessor to hang off;
+a function named after what it builds reads best at the call site::
+
+    from svckit import frames
+    frames.keys_frame(meta)                 # one row per key: type, TTL, memory, length
+    frames.value_frame("hash", kv.hgetall("user:1"))
+    frames.pipeline_frame(commands, pipe.exec())
+    frames.query_frame(v.query_data("red shoes", include_metadata=True))
+    frames.runs_frame(q.iter_runs()); frames.steps_frame(run)
+    frames.account_limits_frame(account.queue_account())
+
+Conventions (so the widgets and notebooks can rely on them):
+- integers that can be missing are pandas nullable ``Int64``; scores are ``Float64``;
+- times are timezone-aware UTC datetimes (from Unix seconds or milliseconds, as the spec gives them);
+- small closed vocabularies (key types, run and step states, plan types) are ``category``.
+
+Inputs may be the pydantic models of the clients (snake_case attributes) or plain dicts with the
+spec's wire names (``workflowRunId``), because the local vector index and raw HTTP replies give dicts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+import pandas as pd
+
+__all__ = [
+    "ACCOUNT_LIMITS",
+    "KEY_TYPES",
+    "account_limits_frame",
+    "format_bytes",
+    "format_limit",
+    "keys_frame",
+    "pipeline_frame",
+    "query_frame",
+    "runs_frame",
+    "steps_frame",
+    "value_frame",
+]
+
+#: TYPE replies, in the order the explorer lists them (ReJSON-RL is a JSON document).
+KEY_TYPES: tuple[str, ...] = ("string", "hash", "list", "set", "zset", "stream", "ReJSON-RL", "none")
+RUN_STATES: tuple[str, ...] = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
+
+
+# -- small helpers ---------------------------------------------------------------------------------
+def _field(obj: Any, name: str, wire: str | None = None, default: Any = None) -> Any:
+    """Read ``name`` from a model (attribute) or a dict (snake_case or wire name)."""
+    if isinstance(obj, Mapping):
+        if name in obj:
+            return obj[name]
+        return obj.get(wire, default) if wire else default
+    return getattr(obj, name, default)
+
+
+def _secret_value(value: Any) -> Any:
+    """Plain value of a field: enum members become their value (``PlanType.FREE`` -> ``"free"``)."""
+    if isinstance(value, Enum):
+        return value.value
+    getter = getattr(value, "get_secret_value", None)
+    return getter() if callable(getter) else value
+
+
+def _utc(values: Iterable[Any], unit: str) -> pd.Series:
+    """Unix ``unit`` ("s" or "ms") numbers -> UTC datetimes; None stays NaT."""
+    numbers = pd.to_numeric(pd.Series(list(values), dtype="object"), errors="coerce")
+    return pd.to_datetime(numbers, unit=unit, utc=True)
+
+
+def _category(values: Iterable[Any], categories: Sequence[str] | None = None) -> pd.Categorical:
+    """A categorical of wire values: enum members become their value, so unknown states that the
+    models keep as plain strings and known ones compare and group alike."""
+    values = [getattr(v, "value", v) for v in values]
+    if categories is not None:
+        extra = sorted({v for v in values if v is not None and v not in categories})
+        return pd.Categorical(values, categories=[*categories, *extra])
+    return pd.Categorical(values)
+
+
+def _is_error(value: Any) -> bool:
+    return isinstance(value, BaseException)
+
+
+def format_bytes(n: float | None) -> str:
+    """1536 -> '1.5 KiB' (binary units, as Redis reports memory)."""
+    if n is None or pd.isna(n):
+        return ""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"  # pragma: no cover - loop always returns
+
+
+# -- key-value -------------------------------------------------------------------------------------
+def keys_frame(rows: Iterable[Mapping[str, Any] | str]) -> pd.DataFrame:
+    """Keys with their metadata: ``key, type, ttl_s, expires, memory_bytes, length``.
+
+    ``rows`` are dicts with ``key`` and any of ``type``, ``pttl`` (ms; -1 no expiry, -2 missing) or
+    ``ttl`` (s), ``memory`` (bytes) and ``length``; bare strings become rows with only the key.
+    ``ttl_s`` is NA for keys without expiry; ``expires`` is the same as a duration.
+    """
+    rows = list(rows)
+    if all(isinstance(r, str) for r in rows):
+        # bare key names (a full scan): no dict per row, metadata columns empty
+        n = len(rows)
+        return pd.DataFrame({
+            "key": pd.array(rows, dtype="string"),
+            "type": _category([None] * n, KEY_TYPES),
+            "ttl_s": pd.array([None] * n, dtype="Int64"),
+            "expires": pd.to_timedelta(pd.Series([float("nan")] * n, dtype="float64"), unit="ms"),
+            "memory_bytes": pd.array([None] * n, dtype="Int64"),
+            "length": pd.array([None] * n, dtype="Int64"),
+        })
+    records = [{"key": r} if isinstance(r, str) else dict(r) for r in rows]
+    keys = [r["key"] for r in records]
+    ttl_ms: list[Any] = []
+    for r in records:
+        if r.get("pttl") is not None and not _is_error(r["pttl"]):
+            ms = int(r["pttl"])
+        elif r.get("ttl") is not None and not _is_error(r["ttl"]):
+            ms = int(r["ttl"]) * 1000 if int(r["ttl"]) >= 0 else int(r["ttl"])
+        else:
+            ms = None
+        ttl_ms.append(ms if ms is not None and ms >= 0 else None)
+
+    def ints(name: str) -> pd.array:
+        vals = [r.get(name) for r in records]
+        return pd.array([None if v is None or _is_error(v) else int(v) for v in vals], dtype="Int64")
+
+    ttl = pd.array(ttl_ms, dtype="Int64")
+    frame = pd.DataFrame(
+        {
+            "key": pd.array(keys, dtype="string"),
+            "type": _category([r.get("type") for r in records], KEY_TYPES),
+            # ceil to whole seconds, the way TTL reports it
+            "ttl_s": (ttl + 999) // 1000,
+            "expires": pd.to_timedelta(pd.Series(ttl, dtype="Float64").astype("float64"), unit="ms"),
+            "memory_bytes": ints("memory"),
+            "length": ints("length"),
+        }
+    )
+    return frame
+
+
+def _flatten_json(value: Any, path: str = "$") -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        if not value:
+            return [(path, {})]
+        out: list[tuple[str, Any]] = []
+        for k, v in value.items():
+            child = f"{path}.{k}" if str(k).isidentifier() else f"{path}[{json.dumps(str(k))}]"
+            out.extend(_flatten_json(v, child))
+        return out
+    if isinstance(value, list):
+        if not value:
+            return [(path, [])]
+        out = []
+        for i, v in enumerate(value):
+            out.extend(_flatten_json(v, f"{path}[{i}]"))
+        return out
+    return [(path, value)]
+
+
+def _stream_id_parts(entry_id: str) -> tuple[int | None, int | None]:
+    ms, _, seq = str(entry_id).partition("-")
+    try:
+        return int(ms), int(seq or 0)
+    except ValueError:
+        return None, None
+
+
+def value_frame(key_type: str, value: Any) -> pd.DataFrame:
+    """A value of any key type as rows.
+
+    ====================  =============================================================
+    string                one row: ``value``
+    hash                  ``field, value`` (sorted by field)
+    list                  ``index, value``
+    set                   ``member`` (sorted)
+    zset                  ``rank, member, score`` from ``[(member, score), ...]``
+    stream                ``id, time (UTC from the id's milliseconds), seq`` + one column per field
+    ReJSON-RL / json      flattened: ``path, value, json_type`` (a ``$``-rooted path per leaf)
+    ====================  =============================================================
+    """
+    t = (key_type or "").lower()
+    if t == "string":
+        return pd.DataFrame({"value": pd.array([value], dtype="object")})
+    if t == "hash":
+        items = sorted((value or {}).items())
+        return pd.DataFrame({"field": pd.array([k for k, _ in items], dtype="string"),
+                             "value": pd.array([v for _, v in items], dtype="object")})
+    if t == "list":
+        values = list(value or [])
+        return pd.DataFrame({"index": pd.array(range(len(values)), dtype="Int64"),
+                             "value": pd.array(values, dtype="object")})
+    if t == "set":
+        return pd.DataFrame({"member": pd.array(sorted(value or [], key=str), dtype="object")})
+    if t == "zset":
+        pairs = [(m, s) for m, s in (value or [])]
+        return pd.DataFrame({
+            "rank": pd.array(range(len(pairs)), dtype="Int64"),
+            "member": pd.array([m for m, _ in pairs], dtype="object"),
+            "score": pd.array([float(s) for _, s in pairs], dtype="Float64"),
+        })
+    if t == "stream":
+        entries = list(value or [])
+        ids = [str(e[0]) for e in entries]
+        parts = [_stream_id_parts(i) for i in ids]
+        fields = pd.DataFrame([dict(e[1]) for e in entries], index=range(len(entries)))
+        head = pd.DataFrame({
+            "id": pd.array(ids, dtype="string"),
+            "time": _utc([p[0] for p in parts], "ms"),
+            "seq": pd.array([p[1] for p in parts], dtype="Int64"),
+        })
+        return pd.concat([head, fields], axis=1)
+    if t in ("rejson-rl", "json"):
+        doc = value
+        if isinstance(doc, str):
+            doc = json.loads(doc)
+        # JSON.GET with a $ path returns a one-element list of matches: show the document itself.
+        if isinstance(doc, list) and len(doc) == 1 and isinstance(doc[0], (dict, list)):
+            doc = doc[0]
+        rows = _flatten_json(doc)
+        return pd.DataFrame({
+            "path": pd.array([p for p, _ in rows], dtype="string"),
+            "value": pd.array([v for _, v in rows], dtype="object"),
+            "json_type": _category([_json_type(v) for _, v in rows]),
+        })
+    if t == "none":
+        return pd.DataFrame({"value": pd.array([], dtype="object")})
+    raise ValueError(f"value_frame: unknown key type {key_type!r}; expected one of {', '.join(KEY_TYPES)}")
+
+
+def _json_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
+
+
+def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | None = None) -> pd.DataFrame:
+    """Pipeline or transaction replies, one row per command: ``index, command, ok, result, error``.
+
+    Failed elements are exception values (``CommandError``), as the clients return them; ``error``
+    carries their message and ``ok`` is False for them.
+    """
+    results = list(results)
+    cmds = [" ".join(str(a) for a in c) for c in commands] if commands is not None else [None] * len(results)
+    if len(cmds) != len(results):
+        raise ValueError(f"pipeline_frame: {len(cmds)} commands but {len(results)} results")
+    return pd.DataFrame({
+        "index": pd.array(range(len(results)), dtype="Int64"),
+        "command": pd.array(cmds, dtype="string"),
+        "ok": pd.array([not _is_error(r) for r in results], dtype="boolean"),
+        "result": pd.array([None if _is_error(r) else r for r in results], dtype="object"),
+        "error": pd.array([str(r) if _is_error(r) else None for r in results], dtype="string"),
+    })
+
+
+# -- vector ----------------------------------------------------------------------------------------
+def query_frame(results: Sequence[Any]) -> pd.DataFrame:
+    """Query results, one row per hit: ``[query,] rank, id, score, data, vector, sparse_indices,
+    sparse_values`` plus one ``metadata.<name>`` column per metadata field (nested fields dotted).
+
+    A batch (a list of lists) gets a leading ``query`` column with the query's position. Accepts
+    ``QueryResult`` models or the wire dicts of the local index.
+    """
+    results = list(results)
+    batch = bool(results) and isinstance(results[0], (list, tuple))
+    groups = results if batch else [results]
+    rows: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    for qi, hits in enumerate(groups):
+        for rank, hit in enumerate(hits):
+            sparse = _field(hit, "sparse_vector", "sparseVector")
+            row = {
+                "query": qi,
+                "rank": rank,
+                "id": _field(hit, "id"),
+                "score": _field(hit, "score"),
+                "data": _field(hit, "data"),
+                "vector": _field(hit, "vector"),
+                "sparse_indices": _field(sparse, "indices") if sparse is not None else None,
+                "sparse_values": _field(sparse, "values") if sparse is not None else None,
+            }
+            rows.append(row)
+            metas.append(dict(_field(hit, "metadata") or {}))
+    frame = pd.DataFrame({
+        "query": pd.array([r["query"] for r in rows], dtype="Int64"),
+        "rank": pd.array([r["rank"] for r in rows], dtype="Int64"),
+        "id": pd.array([r["id"] for r in rows], dtype="string"),
+        "score": pd.array([r["score"] for r in rows], dtype="Float64"),
+        "data": pd.array([r["data"] for r in rows], dtype="string"),
+        "vector": pd.array([r["vector"] for r in rows], dtype="object"),
+        "sparse_indices": pd.array([r["sparse_indices"] for r in rows], dtype="object"),
+        "sparse_values": pd.array([r["sparse_values"] for r in rows], dtype="object"),
+    })
+    if any(metas):
+        meta = pd.json_normalize(metas).add_prefix("metadata.")
+        meta = meta.convert_dtypes()
+        frame = pd.concat([frame, meta.set_index(frame.index)], axis=1)
+    if not batch:
+        frame = frame.drop(columns=["query"])
+    return frame
+
+
+# -- queue -----------------------------------------------------------------------------------------
+def _runs_of(runs: Any) -> list[Any]:
+    """A LogsPage, a single run, or an iterable of runs -> list of runs."""
+    inner = _field(runs, "runs")
+    if inner is not None and not isinstance(runs, (list, tuple)):
+        return list(inner)
+    if _field(runs, "workflow_run_id", "workflowRunId") is not None and not isinstance(runs, (list, tuple)):
+        return [runs]
+    return list(runs)
+
+
+def _groups_of(run: Any) -> list[Any]:
+    return list(_field(run, "steps") or [])
+
+
+def runs_frame(runs: Any) -> pd.DataFrame:
+    """Workflow runs, one row per run: ``workflow_run_id, workflow_url, state, created_at,
+    completed_at, duration, groups, steps, failed_steps, last_step``.
+
+    ``runs`` is a list of ``WorkflowRun`` (or wire dicts), a ``LogsPage``, or any iterable such as
+    ``q.iter_runs()``.
+    """
+    runs = _runs_of(runs)
+    rows = []
+    for run in runs:
+        groups = _groups_of(run)
+        steps = [s for g in groups for s in (_field(g, "steps") or [])]
+        failed = [s for s in steps if "FAIL" in str(_field(s, "state") or "").upper()]
+        rows.append({
+            "workflow_run_id": _field(run, "workflow_run_id", "workflowRunId"),
+            "workflow_url": _field(run, "workflow_url", "workflowUrl"),
+            "state": _field(run, "workflow_state", "workflowState"),
+            "created": _field(run, "workflow_run_created_at", "workflowRunCreatedAt"),
+            "completed": _field(run, "workflow_run_completed_at", "workflowRunCompletedAt"),
+            "groups": len(groups),
+            "steps": len(steps),
+            "failed_steps": len(failed),
+            "last_step": _field(steps[-1], "step_name", "stepName") if steps else None,
+        })
+    created = _utc([r["created"] for r in rows], "ms")
+    completed = _utc([r["completed"] for r in rows], "ms")
+    return pd.DataFrame({
+        "workflow_run_id": pd.array([r["workflow_run_id"] for r in rows], dtype="string"),
+        "workflow_url": pd.array([r["workflow_url"] for r in rows], dtype="string"),
+        "state": _category([r["state"] for r in rows], RUN_STATES),
+        "created_at": created,
+        "completed_at": completed,
+        "duration": completed - created,
+        "groups": pd.array([r["groups"] for r in rows], dtype="Int64"),
+        "steps": pd.array([r["steps"] for r in rows], dtype="Int64"),
+        "failed_steps": pd.array([r["failed_steps"] for r in rows], dtype="Int64"),
+        "last_step": pd.array([r["last_step"] for r in rows], dtype="string"),
+    })
+
+
+def steps_frame(run: Any) -> pd.DataFrame:
+    """Steps of one run (or of several: pass a list), one row per step.
+
+    Columns: ``workflow_run_id, group, group_type, lane, step_id, step_name, step_type, call_type,
+    state, message_id, concurrent, out, created_at, next_event_at, duration``.
+
+    ``group`` is the step group's position; ``lane`` is the step's position inside a parallel group
+    (0 for sequential steps), so a timeline can draw parallel steps side by side. ``duration`` is
+    the time to the next event: the start of the next group, or the run's completion for the last
+    group (NaT while the run is still going).
+    """
+    runs = _runs_of(run)
+    rows: list[dict[str, Any]] = []
+    for r in runs:
+        run_id = _field(r, "workflow_run_id", "workflowRunId")
+        completed = _field(r, "workflow_run_completed_at", "workflowRunCompletedAt")
+        groups = _groups_of(r)
+        starts = []
+        for g in groups:
+            times = [_field(s, "created_at", "createdAt") for s in (_field(g, "steps") or [])]
+            times = [t for t in times if t is not None]
+            starts.append(min(times) if times else None)
+        for gi, g in enumerate(groups):
+            nxt = next((t for t in starts[gi + 1:] if t is not None), completed)
+            gtype = _field(g, "type")
+            for lane, s in enumerate(_field(g, "steps") or []):
+                rows.append({
+                    "workflow_run_id": run_id,
+                    "group": gi,
+                    "group_type": gtype,
+                    "lane": lane if gtype == "parallel" else 0,
+                    "step_id": _field(s, "step_id", "stepId"),
+                    "step_name": _field(s, "step_name", "stepName"),
+                    "step_type": _field(s, "step_type", "stepType"),
+                    "call_type": _field(s, "call_type", "callType"),
+                    "state": _field(s, "state"),
+                    "message_id": _field(s, "message_id", "messageId"),
+                    "concurrent": _field(s, "concurrent"),
+                    "out": _field(s, "out"),
+                    "created": _field(s, "created_at", "createdAt"),
+                    "next": nxt,
+                })
+    created = _utc([r["created"] for r in rows], "ms")
+    nxt = _utc([r["next"] for r in rows], "ms")
+    return pd.DataFrame({
+        "workflow_run_id": pd.array([r["workflow_run_id"] for r in rows], dtype="string"),
+        "group": pd.array([r["group"] for r in rows], dtype="Int64"),
+        "group_type": _category([r["group_type"] for r in rows], ("sequential", "parallel")),
+        "lane": pd.array([r["lane"] for r in rows], dtype="Int64"),
+        "step_id": pd.array([r["step_id"] for r in rows], dtype="Int64"),
+        "step_name": pd.array([r["step_name"] for r in rows], dtype="string"),
+        "step_type": _category([r["step_type"] for r in rows]),
+        "call_type": _category([r["call_type"] for r in rows]),
+        "state": _category([r["state"] for r in rows]),
+        "message_id": pd.array([r["message_id"] for r in rows], dtype="string"),
+        "concurrent": pd.array([r["concurrent"] for r in rows], dtype="Int64"),
+        "out": pd.array([r["out"] for r in rows], dtype="string"),
+        "created_at": created,
+        "next_event_at": nxt,
+        "duration": nxt - created,
+    })
+
+
+# -- account ---------------------------------------------------------------------------------------
+#: D1 limit fields: name -> (group, label, unit). Units follow the spec: sizes in bytes, delay and
+#: timeout in seconds, DLQ retention in milliseconds. Order is display order.
+ACCOUNT_LIMITS: dict[str, tuple[str, str, str]] = {
+    "max_requests_per_second": ("throughput", "Requests per second", "requests/s"),
+    "max_requests_per_day": ("throughput", "Requests per day (soft)", "requests/day"),
+    "max_requests_per_day_hard": ("throughput", "Requests per day (hard)", "requests/day"),
+    "max_message_size": ("sizes", "Message size", "bytes"),
+    "max_events_size": ("sizes", "Events size", "bytes"),
+    "max_dlq_size": ("dlq", "DLQ size", "messages"),
+    "max_dlq_retention_time_milis": ("dlq", "DLQ retention", "ms"),
+    "max_retries": ("dlq", "Retries per message", "retries"),
+    "max_schedules": ("scheduling", "Schedules", "schedules"),
+    "max_delay": ("scheduling", "Maximum delay", "s"),
+    "timeout": ("scheduling", "Request timeout", "s"),
+    "max_parallelism": ("parallelism", "Parallelism per endpoint", "requests"),
+    "max_global_parallelism": ("parallelism", "Global parallelism", "requests"),
+    "max_topics": ("plan", "Topics", "topics"),
+    "max_endpoints_per_topic": ("plan", "Endpoints per topic", "endpoints"),
+    "max_queues": ("plan", "Queues", "queues"),
+    "type": ("plan", "Plan type", ""),
+    "reserved_type": ("plan", "Reserved plan", ""),
+    "reserved_price": ("plan", "Reserved price", "USD"),
+    "prod_pack_enabled": ("plan", "Production pack", ""),
+    "last_plan_upgrade_time": ("plan", "Last plan upgrade", "unix s"),
+}
+ACCOUNT_GROUPS: tuple[str, ...] = ("throughput", "sizes", "dlq", "scheduling", "parallelism", "plan")
+GROUP_TITLES: dict[str, str] = {
+    "throughput": "Throughput", "sizes": "Sizes", "dlq": "Dead-letter queue", "scheduling": "Scheduling",
+    "parallelism": "Parallelism", "plan": "Plan",
+}
+
+
+def _duration_text(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} d"
+    return f"{seconds:g} s"
+
+
+def format_limit(value: Any, unit: str) -> str:
+    """A limit as a person reads it: bytes in KiB/MiB, ms/s as durations, big counts with separators."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if unit == "bytes":
+        return format_bytes(value)
+    if unit == "ms":
+        return _duration_text(float(value) / 1000)
+    if unit == "s":
+        return _duration_text(float(value))
+    if unit == "unix s":
+        return "never" if not value else pd.Timestamp(int(value), unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
+    if unit == "USD":
+        return f"${float(value):,.2f}"
+    if isinstance(value, (int, float)):
+        return f"{value:,}" + (f" {unit}" if unit else "")
+    return str(value) if value != "" else "—"
+
+
+def _record(account: Any) -> dict[str, Any]:
+    if isinstance(account, Mapping):
+        return dict(account)
+    dump = getattr(account, "model_dump", None)
+    if callable(dump):
+        return {k: _secret_value(v) for k, v in dump().items() if k not in ("token", "password")}
+    return {name: getattr(account, name) for name in ACCOUNT_LIMITS if hasattr(account, name)}
+
+
+def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """The queue account record as one row per limit: ``group, limit, label, value, unit, display``.
+
+    ``value`` keeps the raw value (object: ints, booleans, strings); ``numeric`` is a Float64 copy
+    for numeric limits (NA otherwise) that charts use. With ``compare`` (for example
+    ``PLAN_PRESETS["paid"]``) two more columns ``compare`` and ``compare_display`` hold that
+    plan's value. Secrets (token, password) are never part of the frame.
+    """
+    record = _record(account)
+    rows = []
+    for name, (group, label, unit) in ACCOUNT_LIMITS.items():
+        if name not in record:
+            continue
+        value = _secret_value(record[name])
+        numeric = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if unit in ("unix s", "USD"):
+            numeric = None  # not a limit to compare between plans
+        row = {"group": group, "limit": name, "label": label, "value": value, "unit": unit,
+               "numeric": numeric, "display": format_limit(value, unit)}
+        if compare is not None:
+            other = _secret_value(compare.get(name))
+            row["compare"] = other
+            row["compare_display"] = format_limit(other, unit) if name in compare else "—"
+        rows.append(row)
+    frame = pd.DataFrame(rows, columns=[
+        "group", "limit", "label", "value", "unit", "numeric", "display",
+        *(["compare", "compare_display"] if compare is not None else []),
+    ])
+    frame["group"] = pd.Categorical(frame["group"], categories=list(ACCOUNT_GROUPS))
+    frame["numeric"] = frame["numeric"].astype("Float64")
+    for col in ("limit", "label", "unit", "display", *(["compare_display"] if compare is not None else [])):
+        frame[col] = frame[col].astype("string")
+    frame["value"] = frame["value"].astype("object")
+    return frame

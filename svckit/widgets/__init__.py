@@ -1,0 +1,39 @@
+"""Jupyter widgets over the svckit clients (one file per widget; see DESIGN.md).
+
+    from svckit.widgets import KVExplorer, AccountDashboard
+    KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub
+    AccountDashboard(c.account)      # queue account limits, plan comparison, rotate / upgrade
+
+Widgets are imported lazily so ``import svckit.widgets`` stays cheap (plotly is loaded only by the
+widgets that draw charts). Shared pieces (tables, badges, ConfirmBar, StreamPump) are in
+``svckit.widgets._common``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> "module:attribute"; a new widget adds one line here.
+_WIDGETS: dict[str, str] = {
+    "KVExplorer": "svckit.widgets.kv_explorer:KVExplorer",
+    "AccountDashboard": "svckit.widgets.account_dashboard:AccountDashboard",
+    "VectorPlayground": "svckit.widgets.vector_playground:VectorPlayground",
+    "WorkflowTimeline": "svckit.widgets.workflow_timeline:WorkflowTimeline",
+}
+
+__all__ = ["AccountDashboard", "KVExplorer", "VectorPlayground", "WorkflowTimeline"]
+
+
+def __getattr__(name: str) -> Any:
+    target = _WIDGETS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'svckit.widgets' has no attribute {name!r}")
+    module, _, attr = target.partition(":")
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WIDGETS})

@@ -1,0 +1,263 @@
+"""Account dashboard: the queue account's limits, grouped, with units; plan and state badges; a chart
+comparing them with another plan's presets; rotate-token and upgrade-plan behind a confirmation.
+
+Limits differ by orders of magnitude (3 retries next to 100,000,000 requests a day), so the chart
+normalises per limit: each bar is the value as a share of the larger of the two plans' values for
+that limit, and the bar's label carries the real value with its unit. A log axis would also work,
+but zeros (and booleans) have no place on it and ratios read more directly.
+
+Public methods (``refresh()``, ``compare(plan)``, ``rotate_token()``, ``upgrade(plan)``, and the
+``request_*`` variants that go through the confirmation bar) are separate from the handlers, and
+state is in traits (``account``, ``compare_plan``, ``token_masked``, ``message``).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as W
+import pandas as pd
+import plotly.graph_objects as go
+import traitlets as T
+
+from svckit import frames
+from svckit.errors import SvcError, mask
+from svckit.widgets._common import ConfirmBar, badge, message_html, style_widget
+
+try:  # the account client is optional at import time (widgets can be built with a fake in tests)
+    from svckit.account import PLAN_PRESETS, UPGRADE_PLAN_NAMES
+except ImportError:  # pragma: no cover - the account package ships with svckit
+    PLAN_PRESETS, UPGRADE_PLAN_NAMES = {}, ()
+
+CURRENT_COLOR, OTHER_COLOR = "#2563eb", "#f59e0b"
+
+
+def frames_color(name: str) -> str:
+    from svckit.widgets._common import BADGE_COLORS
+
+    return BADGE_COLORS.get(name, "#4b5563")
+
+
+def _plain(value: Any) -> str:
+    return str(getattr(value, "value", value) or "")
+
+
+def comparison_frame(limits: pd.DataFrame) -> pd.DataFrame:
+    """Numeric limits of a frame with a ``compare`` column, with both values as a share (0-100) of the
+    larger one, so limits of very different magnitudes share one axis."""
+    numeric = limits[limits["numeric"].notna()].copy()
+    other = pd.to_numeric(numeric["compare"], errors="coerce").astype("Float64")
+    current = numeric["numeric"].astype("Float64")
+    top = pd.concat([current, other], axis=1).max(axis=1).replace(0, pd.NA)
+    numeric["current_pct"] = (current / top * 100).fillna(0).astype(float)
+    numeric["compare_pct"] = (other / top * 100).fillna(0).astype(float)
+    return numeric
+
+
+class AccountDashboard(W.VBox):
+    """``AccountDashboard(account)`` with an ``svckit.account.Account`` client."""
+
+    account = T.Any(None, allow_none=True)
+    compare_plan = T.Unicode("paid")
+    upgrade_plan = T.Unicode("paid")
+    token_masked = T.Unicode("")
+    message = T.Unicode("")
+    message_kind = T.Unicode("info")
+    refreshed = T.Int(0, help="how many times the record was loaded")
+
+    def __init__(self, client: Any, *, compare_plan: str = "paid", presets: Any = None,
+                 autorefresh: bool = True, **traits: Any) -> None:
+        self.client = client
+        self.presets = dict(presets if presets is not None else PLAN_PRESETS)
+        self.limits = pd.DataFrame()
+        self._build()
+        super().__init__(self._children(), **traits)
+        self.add_class("svc-account-dashboard")
+        self.set_trait("compare_plan", compare_plan if compare_plan in self.presets else next(iter(self.presets), ""))
+        self.compare_box.value = self.compare_plan or None
+        self.observe(lambda _c: self._render(), names=["account", "compare_plan"])
+        self.observe(lambda _c: self._show_message(), names=["message", "message_kind"])
+        if autorefresh:
+            self.refresh()
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        self.header = W.HTML()
+        self.header.add_class("svc-account-header")
+        self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="100px"))
+        self.compare_box = W.Dropdown(options=list(self.presets), description="Compare with",
+                                      style={"description_width": "95px"}, layout=W.Layout(width="320px"))
+        self.rotate_button = W.Button(description="Rotate token", icon="key", button_style="warning",
+                                      layout=W.Layout(width="130px"))
+        upgrade_options = [p for p in (UPGRADE_PLAN_NAMES or self.presets) if p in self.presets]
+        self.upgrade_box = W.Dropdown(options=upgrade_options, description="Plan", layout=W.Layout(width="260px"),
+                                      style={"description_width": "40px"})
+        self.upgrade_button = W.Button(description="Upgrade", icon="arrow-up", button_style="primary",
+                                       layout=W.Layout(width="110px"))
+        self.confirm_bar = ConfirmBar()
+        self.msg = W.HTML()
+        self.msg.add_class("svc-message")
+        self.groups_box = W.GridBox(layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(360px, 1fr))",
+                                                    grid_gap="8px", width="100%"))
+        self.figure = go.FigureWidget(layout=go.Layout(
+            barmode="group", height=560, margin={"l": 10, "r": 150, "t": 60, "b": 40}, template="plotly_white",
+            xaxis={"title": "share of the larger value (%)", "range": [0, 100], "ticksuffix": "%"},
+            yaxis={"autorange": "reversed"}, legend={"orientation": "h", "y": 1.06, "x": 0},
+            font={"size": 11},
+        ))
+        self.figure.add_bar(name="current", orientation="h", marker_color=CURRENT_COLOR, textposition="outside",
+                            cliponaxis=False)
+        self.figure.add_bar(name="other plan", orientation="h", marker_color=OTHER_COLOR, textposition="outside",
+                            cliponaxis=False)
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.compare_box.observe(lambda ch: setattr(self, "compare_plan", ch["new"] or ""), names="value")
+        self.upgrade_box.observe(lambda ch: setattr(self, "upgrade_plan", ch["new"] or ""), names="value")
+        self.rotate_button.on_click(lambda _b: self.request_rotate())
+        self.upgrade_button.on_click(lambda _b: self.request_upgrade(self.upgrade_box.value))
+
+    def _children(self) -> list[W.Widget]:
+        toolbar = W.HBox([self.refresh_button, self.compare_box, self.rotate_button, self.upgrade_box,
+                          self.upgrade_button],
+                         layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        # no tabs: a plotly figure drawn inside a hidden tab gets a zero width in the browser
+        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.groups_box, self.figure]
+
+    # ------------------------------------------------------------------ actions
+    def _say(self, text: str, kind: str = "info") -> None:
+        self.message_kind = kind
+        self.message = text
+
+    def _show_message(self) -> None:
+        self.msg.value = message_html(self.message, self.message_kind)
+
+    def refresh(self) -> Any:
+        """Load the account record again."""
+        try:
+            record = self.client.queue_account()
+        except SvcError as exc:
+            self._say(f"Loading the queue account failed: {exc}", "error")
+            return None
+        self.refreshed += 1
+        if self.account is record:
+            self._render()
+        self.account = record
+        self._say(f"Loaded at {pd.Timestamp.now(tz='UTC'):%H:%M:%S} UTC (refresh #{self.refreshed}).", "info")
+        return record
+
+    def compare(self, plan: str) -> pd.DataFrame:
+        if plan not in self.presets:
+            raise ValueError(f"compare: unknown plan {plan!r}; choose from {', '.join(self.presets)}")
+        self.compare_plan = plan
+        if self.compare_box.value != plan:
+            self.compare_box.value = plan
+        return self.limits
+
+    def rotate_token(self) -> str | None:
+        """Rotate the queue token now; returns the new token masked (the full value is never shown)."""
+        try:
+            record = self.client.rotate_queue_token()
+        except SvcError as exc:
+            self._say(f"Rotating the token failed: {exc}", "error")
+            return None
+        self.account = record
+        token = record.token.get_secret_value() if hasattr(record.token, "get_secret_value") else record.token
+        self.token_masked = mask(token)
+        self._say(f"New token {self.token_masked}: the old token and password no longer work; "
+                  "give the new ones to your queue clients.", "ok")
+        return self.token_masked
+
+    def upgrade(self, plan: str) -> str | None:
+        """Move the account to ``plan`` now, then reload the record."""
+        customer = getattr(self.account, "customer_id", None)
+        if not customer:
+            self._say("Load the account first (Refresh).", "error")
+            return None
+        try:
+            reply = self.client.upgrade_queue_plan(customer, plan)
+        except (SvcError, ValueError) as exc:
+            self._say(f"Upgrading to {plan} failed: {exc}", "error")
+            return None
+        self.refresh()
+        self._say(f"Plan changed to {plan} ({reply}).", "ok")
+        return reply
+
+    def request_rotate(self) -> None:
+        self.confirm_bar.ask("Rotate the queue token? The current token and password stop working at once.",
+                             self.rotate_token, "Rotate")
+
+    def request_upgrade(self, plan: str) -> None:
+        self.confirm_bar.ask(f"Change the queue plan to {plan}?", lambda: self.upgrade(plan), "Upgrade")
+
+    # ------------------------------------------------------------------ drawing
+    def _render(self) -> None:
+        acc = self.account
+        if acc is None:
+            return
+        other = self.presets.get(self.compare_plan) if self.compare_plan else None
+        self.limits = frames.account_limits_frame(acc, compare=other)
+        self._render_header(acc)
+        self._render_groups()
+        self._render_chart()
+
+    def _render_header(self, acc: Any) -> None:
+        plan = _plain(getattr(acc, "plan", None) or getattr(acc, "reserved_type", "") or getattr(acc, "type", ""))
+        state = _plain(getattr(acc, "state", ""))
+        if not self.token_masked:
+            token = getattr(acc, "token", None)
+            token = token.get_secret_value() if hasattr(token, "get_secret_value") else token
+            self.token_masked = mask(token)
+        created = frames.format_limit(getattr(acc, "creation_time", None), "unix s")
+        badges = [badge(f"plan: {plan or '?'}", frames_color(plan), title="plan"),
+                  badge(f"state: {state or '?'}", frames_color(state), title="account state")]
+        if not getattr(acc, "active", True):
+            badges.append(badge("inactive", "#dc2626", title="the account is not active"))
+        if getattr(acc, "prod_pack_enabled", False):
+            badges.append(badge("prod pack", "#0f766e"))
+        self.header.value = (
+            "<div style='display:flex;align-items:center;gap:12px;flex-wrap:wrap'>"
+            "<b style='font:600 16px var(--jp-ui-font-family,sans-serif)'>Queue account</b>"
+            f"{''.join(badges)}</div>"
+            f"<div class='svc-muted'>customer <b>{html.escape(str(getattr(acc, 'customer_id', '')))}</b> · "
+            f"id {html.escape(str(getattr(acc, 'id', '')))} · created {html.escape(created)} · "
+            f"token <code class='svc-token'>{html.escape(self.token_masked)}</code></div>"
+        )
+
+    def _render_groups(self) -> None:
+        cards = []
+        other = self.compare_plan
+        for group, rows in self.limits.groupby("group", observed=True, sort=True):
+            lines = []
+            for _, r in rows.iterrows():
+                cmp_cell = ""
+                if "compare_display" in rows:
+                    diff = r.get("compare") is not None and r["compare"] != r["value"]
+                    style = " style='color:#b45309'" if diff else " class='svc-muted'"
+                    cmp_cell = f"<td{style}>{html.escape(str(r['compare_display']))}</td>"
+                # the unit is part of the shown value ("500 requests/s", "1.0 MiB", "7 d"); the raw
+                # value and its unit are in the tooltip
+                tip = html.escape(f"{r['limit']} = {r['value']} {r['unit']}".strip())
+                lines.append(f"<tr title='{tip}'><td>{html.escape(r['label'])}</td>"
+                             f"<td><b>{html.escape(r['display'])}</b></td>{cmp_cell}</tr>")
+            head = "<tr><th>limit</th><th>current</th>" + (
+                f"<th>{html.escape(other)}</th>" if other else "") + "</tr>"
+            card = (f"<div class='svc-card'><h4>{html.escape(frames.GROUP_TITLES.get(group, group))}</h4>"
+                    f"<table class='svc-table'>{head}{''.join(lines)}</table></div>")
+            cards.append(W.HTML(card))
+        self.groups_box.children = cards
+
+    def _render_chart(self) -> None:
+        if "compare" not in self.limits:
+            return
+        cmp = comparison_frame(self.limits)
+        labels = [f"{lab} ({unit})" if unit else lab for lab, unit in zip(cmp["label"], cmp["unit"])]
+        current_plan = _plain(getattr(self.account, "plan", "current"))
+        with self.figure.batch_update():
+            cur, oth = self.figure.data
+            cur.update(y=labels, x=list(cmp["current_pct"]), text=list(cmp["display"]),
+                       name=f"current ({current_plan})",
+                       hovertemplate="%{y}: %{text}<extra>current</extra>")
+            oth.update(y=labels, x=list(cmp["compare_pct"]), text=list(cmp["compare_display"]),
+                       name=f"{self.compare_plan} preset",
+                       hovertemplate="%{y}: %{text}<extra>" + html.escape(self.compare_plan) + "</extra>")
+            self.figure.layout.title = f"Limits: current ({current_plan}) vs the {self.compare_plan} preset"

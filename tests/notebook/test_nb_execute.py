@@ -1,0 +1,97 @@
+"""``svckit demo --execute``: every packaged notebook runs top to bottom against a fresh sandbox and is
+written as HTML; a failing cell makes the command exit non-zero."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from svckit import demo
+from svckit.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_tour_comes_first_and_every_notebook_is_found():
+    names = [p.name for p in demo.find_notebooks()]
+    assert names[0] == "00_tour.ipynb"
+    assert {"kv_explorer.ipynb", "account_dashboard.ipynb"} <= set(names)
+    # the repository's notebooks/ folder is the packaged one (one copy of each notebook)
+    repo_notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    assert {p.name for p in repo_notebooks.glob("*.ipynb")} == set(names)
+
+
+def test_notebooks_connect_in_one_line():
+    for path in demo.find_notebooks():
+        nb = nbformat.read(path, as_version=4)
+        first_code = next(c for c in nb.cells if c.cell_type == "code")
+        assert "notebook_clients()" in first_code.source, path.name
+        assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name} has stale outputs"
+
+
+@pytest.fixture(scope="module")
+def demo_env(tmp_path_factory):
+    """One fresh demo sandbox (every area) for all notebooks, as ``svckit demo --execute`` runs them."""
+    from svckit.sandbox import Sandbox
+
+    with Sandbox(tmp_path_factory.mktemp("demo-sandbox"), seed="demo") as sb:
+        yield demo.kernel_env(sb.env)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", [p.name for p in demo.find_notebooks()])
+def test_every_notebook_runs_top_to_bottom(name, demo_env, tmp_path):
+    """Each packaged notebook (the tour first, as the runner orders them) runs with no edits."""
+    run = demo.execute_notebook(demo.NOTEBOOKS_DIR / name, tmp_path, demo_env, timeout=300)
+    assert run.ok, run.error
+    html = run.html.read_text()
+    assert "Traceback" not in html
+    for snippet in EXPECTED_OUTPUTS.get(name, ()):
+        assert snippet in html, f"{name}: {snippet!r} not in the executed notebook"
+
+
+#: outputs (not source) that show a notebook did its job
+EXPECTED_OUTPUTS = {
+    "00_tour.ipynb": ["WRONGTYPE Operation against a key"],
+    "kv_explorer.ipynb": ["subscribed to demo-news", "This explorer uses a Read Only token"],
+    "account_dashboard.ipynb": ["Plan changed to paid (OK).", "50.0 MiB"],
+}
+
+
+def test_a_failing_cell_fails_the_run_and_is_shown(tmp_path, capsys):
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.environ['SVC_KV_URL'])"),
+                                         nbformat.v4.new_code_cell("1 / 0")])
+    nbformat.write(nb, folder / "broken.ipynb")
+    out = tmp_path / "html"
+    rc = main(["demo", "--execute", "--notebooks", str(folder), "--out", str(out), "--backend", "fakeredis"])
+    printed = capsys.readouterr().out
+    assert rc == 1
+    assert "FAILED" in printed and "ZeroDivisionError" in printed
+    html = (out / "broken.html").read_text()
+    assert "ZeroDivisionError" in html
+    assert "127.0.0.1" in html  # the kernel got the sandbox's SVC_* variables
+
+
+def test_a_notebook_without_svc_variables_starts_its_own_sandbox(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "from svckit.demo import notebook_clients\nc = notebook_clients()\n"
+        "print(c.kv.get('greeting'), c.settings.kv_url.startswith('http://127.0.0.1:'))")])
+    path = tmp_path / "standalone.ipynb"
+    nbformat.write(nb, path)
+    env = demo.kernel_env({})
+    assert not any(name.startswith("SVC_") for name in env)
+    run = demo.execute_notebook(path, tmp_path / "html", env, timeout=300)
+    assert run.ok, run.error
+    html = run.html.read_text()
+    assert "No SVC_* variables set: started a local sandbox" in html
+    assert "hello True" in html  # the demo seed's greeting, from the kernel's own sandbox
+
+
+def test_notebook_clients_prefers_the_environment():
+    c = demo.notebook_clients(env={"SVC_KV_URL": "http://127.0.0.1:9/kv", "SVC_KV_TOKEN": "t" * 20})
+    assert c.settings.kv_url == "http://127.0.0.1:9/kv"
+    assert demo._sandbox is None  # no sandbox was started
