@@ -1,0 +1,656 @@
+"""Vector query playground: type a query, tune the request, and see the hits, the score chart, the
+DENSE / SPARSE / HYBRID comparison with its rank shifts, a 2-D map of the index and batch queries.
+
+>>> from svckit.widgets.vector_playground import VectorPlayground    # doctest: +SKIP
+>>> VectorPlayground.from_settings()                                 # doctest: +SKIP
+
+Where the queries go. With the SVC_VECTOR_* variables set, every query goes to the service
+(``Vector.from_settings(settings, kind=...)``). When an index kind is not configured, or the index
+answers 422 (created without an embedding model), that kind falls back to a :class:`LocalIndex`
+loaded with the demo corpus in this kernel, and a banner says so. Nothing falls back silently.
+
+The projection (our call, documented): the spec has no "list every vector" operation, so the map is
+built from the demo corpus ids. For a kind served remotely the vectors are fetched from the service
+(``fetch`` with ``includeVectors``), so the map shows what the index really stores; when the index
+does not hold those ids (or the kind is local) the map is the local index's dense matrix. A sparse
+index has no dense vectors: its map is the hybrid one of the same corpus and its hits are placed by
+id. The 2-component PCA is fitted once per (index, namespace) and cached; it is only fitted when the
+Projection tab is opened (or ``project()`` is called). The query vector is not returned by the
+service, so the query is embedded in this kernel with the same packaged model and projected through
+the same PCA; hits not on the map are placed by their returned vector (include vectors) if any.
+Points are coloured by similarity to the query ("score") or by a metadata field.
+
+Public methods (``query()``, ``compare()``, ``project()``, ``batch()``) do the work; handlers only
+forward UI events to them, and what is shown is mirrored in traits, so tests drive the widget
+without a browser.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import traitlets as T
+
+from svckit import frames
+from svckit.errors import ConfigError, EmbeddingModelRequired, SvcError
+from svckit.widgets import _plots
+from svckit.widgets._common import frame_html, style_widget
+
+KINDS = ("dense", "sparse", "hybrid")
+MODES = ("HYBRID", "DENSE", "SPARSE")
+FUSIONS = ("RRF", "DBSF")
+#: index kind -> the Settings attribute holding its URL (SVC_VECTOR_URL is the dense index).
+PROJECTION_TAB = 2
+KIND_SETTINGS = {"dense": "vector_url", "sparse": "vector_sparse_url", "hybrid": "vector_hybrid_url"}
+
+
+def _local_api() -> Any:
+    """The local index package, imported only when a fallback is needed (it pulls in torch)."""
+    from svckit.vector import local
+
+    return local
+
+
+def parse_filter(text: str) -> Any:
+    try:
+        from svckit.vector.local import parse_filter as parse
+    except ImportError:  # the package face may not re-export it; the parser module always has it
+        from svckit.vector.local.filter import parse_filter as parse
+    return parse(text)
+
+
+def _filter_error_type() -> type[Exception]:
+    try:
+        from svckit.vector.local import FilterSyntaxError
+    except ImportError:
+        from svckit.vector.local.filter import FilterSyntaxError
+    return FilterSyntaxError
+
+
+# -- results as frames ------------------------------------------------------------------------------
+
+def _field(item: Any, wire: str, attr: str) -> Any:
+    if isinstance(item, Mapping):
+        return item.get(wire, item.get(attr))
+    return getattr(item, attr, None)
+
+
+def hits_table(items: Sequence[Any]) -> pd.DataFrame:
+    """:func:`svckit.frames.query_frame` of one query's hits, with ``rank`` counted from 1 (it is
+    what the table and the charts show) and ``sparse_terms``, the sparse vector's size.
+
+    Accepts the client's QueryResult models or the wire dicts of the local index."""
+    df = frames.query_frame(list(items))
+    df["rank"] = (df["rank"] + 1).astype("int64")
+    df["score"] = df["score"].astype("float64")
+    df["id"] = df["id"].astype(str)
+    df["sparse_terms"] = pd.array([None if v is None else len(v) for v in df["sparse_indices"]], dtype="Int64")
+    return df.drop(columns=["sparse_indices", "sparse_values"])
+
+
+def hits_html(df: pd.DataFrame, *, max_chars: int = 160) -> str:
+    """The hits as an HTML table (escaped; long text and vectors shortened)."""
+    if df.empty:
+        return "<i>no results</i>"
+    show = df.copy()
+    if show["vector"].isna().all():
+        show = show.drop(columns=["vector"])
+    else:
+        show["vector"] = show["vector"].map(
+            lambda v: "" if v is None else f"[{', '.join(f'{x:.3f}' for x in list(v)[:4])}, … ({len(v)} dims)]")
+    if show["sparse_terms"].isna().all():
+        show = show.drop(columns=["sparse_terms"])
+    if show["data"].isna().all():
+        show = show.drop(columns=["data"])
+    else:  # one line per hit: collapse the newlines of the stored text
+        def one_line(text: str) -> str:
+            text = " ".join(text.split())
+            return text if len(text) <= max_chars else text[:max_chars] + "…"
+
+        show["data"] = show["data"].fillna("").map(one_line)
+    show["score"] = show["score"].map("{:.4f}".format)
+    show.columns = [c.removeprefix("metadata.") for c in show.columns]
+    return frame_html(show)
+
+
+# -- backends ---------------------------------------------------------------------------------------
+
+@dataclass
+class QueryParams:
+    top_k: int = 10
+    namespace: str = ""
+    filter: str = ""
+    include_metadata: bool = True
+    include_vectors: bool = False
+    include_data: bool = True
+    query_mode: str | None = None
+    fusion_algorithm: str | None = None
+    weighting_strategy: str | None = None
+
+    def for_kind(self, kind: str) -> QueryParams:
+        """Drop the options that do not apply to ``kind`` (spec B: weighting for sparse and hybrid,
+        fusion and query mode for hybrid only), so a dense index is never sent hybrid options."""
+        out = QueryParams(**self.__dict__)
+        if kind != "hybrid":
+            out.query_mode = out.fusion_algorithm = None
+        if kind == "dense":
+            out.weighting_strategy = None
+        return out
+
+    def wire(self, text: str) -> dict[str, Any]:
+        req: dict[str, Any] = {"data": text, "topK": self.top_k, "includeMetadata": self.include_metadata,
+                               "includeVectors": self.include_vectors, "includeData": self.include_data,
+                               "filter": self.filter}
+        for name, value in (("queryMode", self.query_mode), ("fusionAlgorithm", self.fusion_algorithm),
+                            ("weightingStrategy", self.weighting_strategy)):
+            if value:
+                req[name] = value
+        return req
+
+
+class RemoteBackend:
+    """Queries the service through a :class:`svckit.vector.Vector` client."""
+
+    where = "remote"
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def query(self, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
+        out = self.client.query_data(
+            list(texts) if len(texts) > 1 else texts[0], top_k=p.top_k, include_metadata=p.include_metadata,
+            include_vectors=p.include_vectors, include_data=p.include_data, filter=p.filter,
+            weighting_strategy=p.weighting_strategy, fusion_algorithm=p.fusion_algorithm,
+            query_mode=p.query_mode, namespace=p.namespace)
+        if len(texts) == 1:
+            return [out[0] if out and isinstance(out[0], list) else out]
+        return out
+
+
+class LocalBackend:
+    """Queries a :class:`LocalIndex` in this kernel (built lazily, demo corpus loaded once)."""
+
+    where = "local"
+
+    def __init__(self, index: Any) -> None:
+        self.index = index
+
+    def query(self, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
+        out = []
+        for text in texts:
+            res = self.index.query(p.wire(text), namespace=p.namespace)
+            out.append(res[0] if res and isinstance(res[0], list) else res)
+        return out
+
+
+@dataclass
+class ProjectionMap:
+    """The 2-D map of one index: the fitted PCA, the corpus ids, their coordinates and metadata."""
+
+    ids: np.ndarray
+    coords: np.ndarray
+    matrix: np.ndarray  # unit-normalised dense vectors, for "colour by score"
+    metadata: pd.DataFrame
+    pca: Any
+    position: dict[str, int] = field(default_factory=dict)
+    source: str = "local index"
+
+    def transform(self, vectors: np.ndarray) -> np.ndarray:
+        return self.pca.transform(np.asarray(vectors, dtype=np.float32).reshape(-1, self.matrix.shape[1]))
+
+
+def fit_projection(ids: Sequence[str], matrix: np.ndarray, metadata: pd.DataFrame | None = None) -> ProjectionMap:
+    """Fit a 2-component PCA on the index's dense vectors (randomized SVD: fast at 100,000 x 384)."""
+    from sklearn.decomposition import PCA
+
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit = matrix / np.where(norms == 0, 1, norms)
+    pca = PCA(n_components=2, svd_solver="randomized" if len(unit) > 2000 else "full", random_state=0)
+    coords = pca.fit_transform(unit) if len(unit) >= 2 else np.zeros((len(unit), 2))
+    ids_arr = np.asarray([str(i) for i in ids], dtype=object)
+    meta = metadata if metadata is not None else pd.DataFrame(index=range(len(ids_arr)))
+    return ProjectionMap(ids_arr, coords, unit, meta.reset_index(drop=True), pca,
+                         {i: k for k, i in enumerate(ids_arr)})
+
+
+def _corpus_metadata(items: Sequence[Any]) -> tuple[list[str], pd.DataFrame]:
+    ids, metas = [], []
+    for item in items:
+        ids.append(str(_field(item, "id", "id")))
+        meta = _field(item, "metadata", "metadata") or {}
+        metas.append({k: v for k, v in meta.items() if not isinstance(v, (dict, list))})
+    return ids, pd.DataFrame(metas)
+
+
+class LocalCorpus:
+    """The demo corpus in local indexes, one per kind, built on first use and shared."""
+
+    def __init__(self, items: Sequence[Any] | None = None, *, namespace: str = "") -> None:
+        self._items = items
+        self.namespace = namespace
+        self._indexes: dict[str, Any] = {}
+
+    @property
+    def items(self) -> Sequence[Any]:
+        if self._items is None:
+            self._items = list(_local_api().load_demo_corpus())
+        return self._items
+
+    def index(self, kind: str) -> Any:
+        if kind not in self._indexes:
+            idx = _local_api().LocalIndex(kind=kind)
+            idx.upsert_data(self.items, namespace=self.namespace)
+            self._indexes[kind] = idx
+        return self._indexes[kind]
+
+
+# -- the widget --------------------------------------------------------------------------------------
+
+class VectorPlayground(W.VBox):
+    """Query controls, results + score chart, mode comparison, projection, batch."""
+
+    query_text = T.Unicode("")
+    top_k = T.Int(10)
+    namespace = T.Unicode("")
+    filter_text = T.Unicode("")
+    include_metadata = T.Bool(True)
+    include_vectors = T.Bool(False)
+    include_data = T.Bool(True)
+    index_kind = T.Enum(KINDS, default_value="hybrid")
+    query_mode = T.Enum(MODES, default_value="HYBRID")
+    fusion = T.Enum(FUSIONS, default_value="RRF")
+    weighting = T.Unicode("")  # "" = none, "IDF"
+    color_by = T.Unicode("score")
+    batch_text = T.Unicode("")
+    # what is shown
+    backend = T.Unicode("")  # "remote" / "local" for the current kind
+    fallback_reason = T.Unicode("")
+    filter_error = T.Unicode("")
+    filter_error_position = T.Int(-1)
+    result_count = T.Int(0)
+    status = T.Unicode("")
+
+    def __init__(self, clients: Mapping[str, Any] | None = None, *, corpus: LocalCorpus | None = None,
+                 not_configured: Mapping[str, str] | None = None, query: str = "", index_kind: str = "hybrid",
+                 autorun: bool = True, **kwargs: Any) -> None:
+        """``clients`` maps an index kind to its Vector client; kinds without one use the local
+        index, with the reason from ``not_configured`` (or a default) in the banner."""
+        self._remote = {k: RemoteBackend(c) for k, c in (clients or {}).items() if c is not None}
+        self._not_configured = dict(not_configured or {})
+        self._failed_remote: dict[str, str] = {}  # kind -> why it fell back (422)
+        self.corpus = corpus or LocalCorpus()
+        self._projections: dict[tuple[str, str], ProjectionMap] = {}
+        self.hits = hits_table([])
+        self.by_mode: dict[str, pd.DataFrame] = {}
+        self.batch_hits: list[pd.DataFrame] = []
+        self._applied_filter = ""
+
+        lay = W.Layout
+        self.w_query = W.Text(placeholder="ask something, press Enter", description="query",
+                              continuous_update=False, layout=lay(width="480px"))
+        self.w_search = W.Button(description="Search", icon="search", button_style="primary")
+        self.w_topk = W.IntSlider(value=10, min=1, max=100, description="topK", continuous_update=False)
+        self.w_namespace = W.Text(description="namespace", placeholder="(default)", continuous_update=False,
+                                  layout=lay(width="240px"))
+        self.w_filter = W.Text(description="filter", placeholder="genre = 'drama' AND year >= 2000",
+                               continuous_update=True, layout=lay(width="480px"))
+        self.w_filter_error = W.HTML("")
+        self.w_inc_meta = W.Checkbox(value=True, description="metadata", indent=False, layout=lay(width="110px"))
+        self.w_inc_vec = W.Checkbox(value=False, description="vectors", indent=False, layout=lay(width="100px"))
+        self.w_inc_data = W.Checkbox(value=True, description="data", indent=False, layout=lay(width="80px"))
+        self.w_kind = W.Dropdown(options=KINDS, value="hybrid", description="index", layout=lay(width="200px"))
+        self.w_mode = W.Dropdown(options=MODES, value="HYBRID", description="mode", layout=lay(width="200px"))
+        self.w_fusion = W.Dropdown(options=FUSIONS, value="RRF", description="fusion", layout=lay(width="180px"))
+        self.w_weight = W.Dropdown(options=[("none", ""), ("IDF", "IDF")], value="", description="weighting",
+                                   layout=lay(width="200px"))
+        self.w_banner = W.HTML("")
+        self.w_status = W.HTML("")
+        self.w_table = W.HTML("")
+        self.score_fig = go.FigureWidget()
+        self.compare_tables = W.HBox([])
+        self.rank_fig = go.FigureWidget()
+        self.w_color = W.Dropdown(options=["score"], value="score", description="colour by")
+        self.projection_fig = go.FigureWidget()
+        self.w_batch = W.Textarea(placeholder="one query per line", layout=lay(width="480px", height="90px"))
+        self.w_batch_run = W.Button(description="Run batch", icon="list")
+        self.batch_box = W.VBox([])
+
+        for w, name in ((self.w_query, "query_text"), (self.w_topk, "top_k"), (self.w_namespace, "namespace"),
+                        (self.w_filter, "filter_text"), (self.w_inc_meta, "include_metadata"),
+                        (self.w_inc_vec, "include_vectors"), (self.w_inc_data, "include_data"),
+                        (self.w_kind, "index_kind"), (self.w_mode, "query_mode"), (self.w_fusion, "fusion"),
+                        (self.w_weight, "weighting"), (self.w_color, "color_by"), (self.w_batch, "batch_text")):
+            T.link((w, "value"), (self, name))
+        self.observe(self._on_filter, names="filter_text")
+        self.observe(self._on_kind, names="index_kind")
+        self.observe(self._on_request_change, names=["query_text", "top_k", "namespace", "include_metadata",
+                                                     "include_vectors", "include_data", "query_mode", "fusion",
+                                                     "weighting"])
+        self.observe(self._on_color, names="color_by")
+        self.w_search.on_click(lambda _b: self.query())
+        self.w_batch_run.on_click(lambda _b: self.batch())
+
+        controls = W.VBox([
+            W.HBox([self.w_query, self.w_search]),
+            W.HBox([self.w_filter]), self.w_filter_error,
+            W.HBox([self.w_topk, self.w_namespace]),
+            W.HBox([self.w_kind, self.w_mode, self.w_fusion, self.w_weight]),
+            W.HBox([W.Label("include:"), self.w_inc_meta, self.w_inc_vec, self.w_inc_data]),
+        ])
+        self.tabs = W.Tab(children=[
+            W.VBox([self.score_fig, self.w_table]),
+            W.VBox([self.rank_fig, self.compare_tables]),
+            W.VBox([self.w_color, self.projection_fig]),
+            W.VBox([self.w_batch, self.w_batch_run, self.batch_box]),
+        ])
+        for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch")):
+            self.tabs.set_title(i, title)
+        self.tabs.observe(self._on_tab, names="selected_index")
+        super().__init__([style_widget(), W.HTML("<h3 style='margin:4px 0'>Vector query playground</h3>"),
+                          self.w_banner,
+                          controls, self.w_status, self.tabs], **kwargs)
+        self.add_class("svckit-vector-playground")
+        # stable hooks for the browser tests and for user CSS
+        for w, css in ((self.w_query, "svckit-query"), (self.w_filter, "svckit-filter"),
+                       (self.w_status, "svckit-status"), (self.w_banner, "svckit-banner-box"),
+                       (self.score_fig, "svckit-score-chart"), (self.rank_fig, "svckit-rank-chart"),
+                       (self.projection_fig, "svckit-projection-chart"), (self.w_table, "svckit-hits-table")):
+            w.add_class(css)
+        self._suspend = True
+        self.index_kind = index_kind
+        self._update_enabled()
+        self._update_banner()
+        if query:
+            self.query_text = query
+        self._suspend = False
+        if autorun and self.query_text:
+            self.query()
+
+    @classmethod
+    def from_settings(cls, settings: Any = None, **kwargs: Any) -> VectorPlayground:
+        """Build with a Vector client for each kind the settings configure (SVC_VECTOR_URL for dense,
+        SVC_VECTOR_SPARSE_URL, SVC_VECTOR_HYBRID_URL); the others fall back to the local index."""
+        from svckit.config import Settings
+
+        settings = settings if settings is not None else Settings.from_env()
+        clients: dict[str, Any] = {}
+        missing: dict[str, str] = {}
+        for kind in KINDS:
+            url_attr = KIND_SETTINGS[kind]
+            try:
+                settings.require(url_attr, "vector_token")  # names the missing SVC_* variable(s)
+                from svckit.vector import Vector
+
+                clients[kind] = Vector.from_settings(settings, kind=kind)
+            except ConfigError as exc:
+                missing[kind] = str(exc).split(":")[0].replace("missing", "the service is not configured:", 1) \
+                    + " is not set"
+            except ImportError as exc:  # the client package is not installed in this environment
+                missing[kind] = f"the vector client is unavailable ({exc})"
+        return cls(clients, not_configured=missing, **kwargs)
+
+    # -- public -------------------------------------------------------------------------------------
+    def params(self, kind: str | None = None) -> QueryParams:
+        """The request the controls describe, trimmed to what ``kind`` accepts."""
+        p = QueryParams(top_k=self.top_k, namespace=self.namespace.strip(), filter=self.filter_text,
+                        include_metadata=self.include_metadata, include_vectors=self.include_vectors,
+                        include_data=self.include_data, query_mode=self.query_mode,
+                        fusion_algorithm=self.fusion, weighting_strategy=self.weighting or None)
+        return p.for_kind(kind or self.index_kind)
+
+    def query(self, text: str | None = None) -> pd.DataFrame:
+        """Run the query on the selected index; update the table, score chart, comparison and map.
+        Returns the hits frame. Errors are shown in the widget (and the frame is empty)."""
+        if text is not None:
+            self._suspend = True
+            self.query_text = text
+            self._suspend = False
+        if not self._check_filter():
+            self.status = "fix the filter first"
+            self._show_status()
+            return self.hits
+        if not self.query_text.strip():
+            self.status = "type a query"
+            self._show_status()
+            return self.hits
+        try:
+            self._applied_filter = self.filter_text
+            self.hits = hits_table(self._run(self.index_kind, [self.query_text], self.params())[0])
+        except (SvcError, ValueError) as exc:  # ValueError: the local index refusing a request
+            self.status = f"query failed: {exc}"
+            self._show_status(error=True)
+            return self.hits
+        self.result_count = len(self.hits)
+        self.status = (f"{self.result_count} hit(s) from the {self.index_kind} index "
+                       f"({'service' if self.backend == 'remote' else 'local index'})")
+        self._show_status()
+        self.w_table.value = hits_html(self.hits)
+        title = f"Scores for “{self.query_text[:60]}” ({self.index_kind})"
+        self._replace(self.score_fig, _plots.score_figure(self.hits, title=title))
+        self.compare()
+        if self.tabs.selected_index == PROJECTION_TAB or len(self.projection_fig.data):
+            self.project()  # only once the map has been asked for: fitting it is not free
+        return self.hits
+
+    def compare(self) -> dict[str, pd.DataFrame]:
+        """The same query on the hybrid index in DENSE, SPARSE and HYBRID mode, side by side, and the
+        rank-shift chart between them."""
+        base = self.params("hybrid")
+        self.by_mode = {}
+        for mode in ("DENSE", "SPARSE", "HYBRID"):
+            p = QueryParams(**{**base.__dict__, "query_mode": mode})
+            try:
+                self.by_mode[mode] = hits_table(self._run("hybrid", [self.query_text], p)[0])
+            except (SvcError, ValueError) as exc:
+                self.by_mode[mode] = hits_table([])
+                self.status += f"; {mode} comparison failed: {exc}"
+        self._replace(self.rank_fig, _plots.rank_shift_figure(self.by_mode, title="Rank shift across query modes"))
+        self.compare_tables.children = [
+            W.VBox([W.HTML(f"<b style='color:{_plots.MODE_COLORS[m]}'>{m}</b>"),
+                    W.HTML(hits_html(df[["rank", "id", "score"]].assign(vector=None, sparse_terms=pd.NA,
+                                                                          data=pd.NA)))],
+                   layout=W.Layout(margin="0 12px 0 0"))
+            for m, df in self.by_mode.items()]
+        return self.by_mode
+
+    def projection_map(self) -> ProjectionMap:
+        """The cached PCA map for the selected kind and namespace (fitted on first use).
+
+        A sparse index has no dense vectors, so its map is the dense (or hybrid) one of the same
+        corpus; its hits are found on the map by id."""
+        map_kind = "hybrid" if self.index_kind == "sparse" else self.index_kind
+        key = (map_kind, self.namespace.strip())
+        if key not in self._projections:
+            ids, matrix, meta, source = self._map_vectors(map_kind, key[1])
+            pm = fit_projection(ids, matrix, meta)
+            pm.source = source
+            self._projections[key] = pm
+        pm = self._projections[key]
+        fields = [c for c in pm.metadata.columns if pm.metadata[c].notna().any()]
+        if list(self.w_color.options) != ["score", *fields]:
+            self.w_color.options = ["score", *fields]
+        return pm
+
+    def _map_vectors(self, kind: str, namespace: str) -> tuple[list[str], np.ndarray, pd.DataFrame, str]:
+        """The vectors to project: fetched from the service (``fetch`` with vectors) when the kind is
+        remote and holds the corpus, else the local index's dense matrix."""
+        meta_ids, meta = _corpus_metadata(self.corpus.items)
+        backend = self._backend(kind)
+        if isinstance(backend, RemoteBackend):
+            ids, vectors, metas = [], [], []
+            for i in range(0, len(meta_ids), 500):
+                chunk = meta_ids[i:i + 500]
+                records = backend.client.fetch(chunk, namespace=namespace, include_vectors=True,
+                                               include_metadata=True, include_data=False)
+                for rec in records:
+                    if rec is not None and rec.vector:
+                        ids.append(rec.id)
+                        vectors.append(rec.vector)
+                        metas.append({k: v for k, v in (rec.metadata or {}).items()
+                                      if not isinstance(v, (dict, list))})
+            if len(ids) >= 2:
+                return ids, np.asarray(vectors, dtype=np.float32), pd.DataFrame(metas), "service"
+        ids, matrix = self.corpus.index(kind).dense_matrix(namespace=namespace)
+        frame = meta.set_axis(meta_ids).reindex([str(i) for i in ids]) if len(meta_ids) else None
+        return list(ids), matrix, frame, "local index"
+
+    def project(self) -> go.Figure | None:
+        """Draw the map with the query (star) and its hits (ringed, numbered by rank)."""
+        try:
+            pm = self.projection_map()
+            if len(pm.ids) < 2:
+                ns = self.namespace.strip() or "(default)"
+                raise LookupError(f"the map of namespace {ns} has {len(pm.ids)} vector(s): nothing to project")
+            qvec = self._embed_query()
+        except Exception as exc:  # noqa: BLE001 - an auxiliary view: say why it is empty, keep the rest
+            self._replace(self.projection_fig, _plots._empty("Projection", f"no projection: {exc}"))
+            return None
+        qunit = qvec / (np.linalg.norm(qvec) or 1.0)
+        if self.color_by == "score" or self.color_by not in pm.metadata.columns:
+            color, label = pm.matrix @ qunit, "similarity"
+        else:
+            color, label = pm.metadata[self.color_by], self.color_by
+        hit_rows, hit_xy = [], []
+        for row in self.hits.itertuples():
+            if row.id in pm.position:
+                hit_rows.append(row.Index)
+                hit_xy.append(pm.coords[pm.position[row.id]])
+            elif row.vector is not None and len(row.vector) == pm.matrix.shape[1]:
+                hit_rows.append(row.Index)
+                hit_xy.append(pm.transform(row.vector)[0])
+        fig = _plots.projection_figure(
+            pm.coords, ids=pm.ids, color=color, color_label=label, hits=self.hits.loc[hit_rows],
+            hit_coords=np.asarray(hit_xy).reshape(-1, 2), query_coords=pm.transform(qunit),
+            title=f"{self.index_kind} index: PCA of {len(pm.ids):,} vectors ({pm.source})")
+        self._replace(self.projection_fig, fig)
+        return fig
+
+    def _embed_query(self) -> np.ndarray:
+        """The query's dense vector, embedded in this kernel with the packaged model (the service
+        does not return the query vector); the embedder is shared with any in-process index."""
+        from svckit.vector.local.embedding import get_embedder
+
+        return np.asarray(get_embedder().embed([self.query_text]))[0]
+
+    def batch(self, texts: Sequence[str] | None = None) -> list[pd.DataFrame]:
+        """Several queries in one request (one per line of the batch box); one chart each."""
+        if texts is not None:
+            self.batch_text = "\n".join(texts)
+        lines = [t.strip() for t in self.batch_text.splitlines() if t.strip()]
+        if not lines or not self._check_filter():
+            self.batch_box.children = [W.HTML("<i>type one query per line</i>" if not lines else
+                                              "<i>fix the filter first</i>")]
+            return []
+        try:
+            results = self._run(self.index_kind, lines, self.params())
+        except (SvcError, ValueError) as exc:
+            self.batch_box.children = [W.HTML(f"<span style='color:#d62728'>{html.escape(str(exc))}</span>")]
+            return []
+        self.batch_hits = [hits_table(r) for r in results]
+        figs = []
+        for text, df in zip(lines, self.batch_hits):
+            fw = go.FigureWidget(_plots.score_figure(df, title=f"“{text[:60]}”"))
+            figs.append(fw)
+        self.batch_box.children = figs
+        return self.batch_hits
+
+    # -- internals ------------------------------------------------------------------------------------
+    def _backend(self, kind: str) -> Any:
+        if kind in self._remote and kind not in self._failed_remote:
+            return self._remote[kind]
+        return LocalBackend(self.corpus.index(kind))
+
+    def _run(self, kind: str, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
+        backend = self._backend(kind)
+        try:
+            out = backend.query(texts, p)
+        except EmbeddingModelRequired as exc:
+            self._failed_remote[kind] = f"the {kind} index answered 422 (no embedding model): {exc}"
+            out = self._backend(kind).query(texts, p)
+        if kind == self.index_kind:
+            self.backend = self._backend(kind).where
+            self._update_banner()
+        return out
+
+    def _update_banner(self) -> None:
+        kind = self.index_kind
+        if kind in self._remote and kind not in self._failed_remote:
+            self.backend, self.fallback_reason = "remote", ""
+            self.w_banner.value = (f"<div class='svckit-banner svckit-remote' style='background:#e8f4ea;padding:4px 8px;"
+                                   f"border-left:4px solid #2ca02c'>Querying the <b>service</b> ({kind} index).</div>")
+            return
+        self.backend = "local"
+        self.fallback_reason = self._failed_remote.get(kind) or self._not_configured.get(kind) or (
+            f"no service client for the {kind} index")
+        self.w_banner.value = (
+            "<div class='svckit-banner svckit-fallback' style='background:#fff4d6;padding:4px 8px;"
+            "border-left:4px solid #ff9f1c'><b>Local fallback:</b> querying the local embedding index "
+            f"(demo corpus, in this kernel), because {html.escape(self.fallback_reason)}.</div>")
+
+    def _check_filter(self) -> bool:
+        """Parse the filter; show a syntax error inline with a caret under its position."""
+        text = self.filter_text
+        try:
+            parse_filter(text)
+        except _filter_error_type() as exc:
+            pos = int(getattr(exc, "position", 0))
+            self.filter_error = str(getattr(exc, "reason", exc))
+            self.filter_error_position = pos
+            caret = html.escape(text[:pos]) + "<span style='background:#d62728;color:white'>" + \
+                html.escape(text[pos:pos + 1] or " ") + "</span>" + html.escape(text[pos + 1:])
+            self.w_filter_error.value = (
+                "<pre class='svckit-filter-error' style='color:#d62728;margin:0 0 0 90px'>"
+                f"{caret}\n{' ' * pos}^ {html.escape(self.filter_error)} (position {pos})</pre>")
+            return False
+        self.filter_error, self.filter_error_position = "", -1
+        self.w_filter_error.value = ""
+        return True
+
+    def _update_enabled(self) -> None:
+        hybrid = self.index_kind == "hybrid"
+        self.w_mode.disabled = self.w_fusion.disabled = not hybrid
+        self.w_weight.disabled = self.index_kind == "dense"
+
+    def _show_status(self, error: bool = False) -> None:
+        color = "#d62728" if error else "#555"
+        self.w_status.value = f"<span style='color:{color}'>{html.escape(self.status)}</span>"
+
+    @staticmethod
+    def _replace(target: go.FigureWidget, fig: go.Figure) -> None:
+        _plots.show_in(target, fig)
+
+    # -- handlers -------------------------------------------------------------------------------------
+    def _on_filter(self, _change: dict) -> None:
+        # parsed on every keystroke (errors show at once); a valid filter is applied on Search/Enter
+        # so typing does not send a request per character
+        if self._check_filter() and self.query_text.strip() and not self._suspend \
+                and self.filter_text != self._applied_filter:
+            self.status = "filter is valid: press Search to apply it"
+            self._show_status()
+
+    def _on_kind(self, _change: dict) -> None:
+        self._update_enabled()
+        self._update_banner()
+        if not self._suspend and self.query_text.strip():
+            self.query()
+
+    def _on_request_change(self, _change: dict) -> None:
+        if not self._suspend and self.query_text.strip():
+            self.query()
+
+    def _on_tab(self, change: dict) -> None:
+        if change["new"] == PROJECTION_TAB and self.query_text.strip() and len(self.hits):
+            self.project()
+
+    def _on_color(self, _change: dict) -> None:
+        if not self._suspend and self.query_text.strip() and len(self.hits):
+            self.project()
+

@@ -1,0 +1,435 @@
+"""Workflow-run timeline: filter the workflow logs, see the runs as a Gantt, drill into a run's steps,
+and resume a failed run from its DLQ entry.
+
+>>> from svckit.widgets.workflow_timeline import WorkflowTimeline     # doctest: +SKIP
+>>> WorkflowTimeline(svckit.connect().queue)                         # doctest: +SKIP
+
+Public methods (``refresh()``, ``select_run()``, ``resume_selected()``) do the work; the button and
+click handlers only translate UI events into those calls, so tests and scripts drive the widget the
+same way a user does. What the widget shows is mirrored in traits (``run_count``, ``selected_run``,
+``status``, ...).
+
+Drawing frames: :func:`runs_table` and :func:`steps_table` turn the client's models into the frames
+the figure builders in :mod:`svckit.widgets._plots` read. The step bar rule ("from createdAt to the
+next event") lives in :func:`steps_table`, not in the plot.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import traitlets as T
+
+from svckit import frames
+from svckit.errors import SvcError
+from svckit.widgets import _plots
+
+RUN_STATES = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
+#: logs pages hold at most 10 runs (spec, Limits); the widget stops after ``max_runs``.
+PAGE_SIZE = 10
+
+
+def _value(x: Any) -> Any:
+    """Enum members -> their value (the queue models keep unknown states as plain str)."""
+    return getattr(x, "value", x)
+
+
+def run_key(run: Any) -> str:
+    """A run's identity: several runs may share a workflowRunId (a resumed run keeps it), so the key
+    is ``<workflowRunId>@<workflowRunCreatedAt ms>``."""
+    return f"{run.workflow_run_id}@{run.workflow_run_created_at}"
+
+
+def runs_table(runs: Sequence[Any]) -> pd.DataFrame:
+    """:func:`svckit.frames.runs_frame` plus the run ``key`` and ``label``, newest first: the frame
+    :func:`_plots.runs_gantt_figure` draws (row i of the frame is row i of the Gantt)."""
+    df = frames.runs_frame(list(runs))
+    df.insert(0, "key", pd.array([run_key(r) for r in runs], dtype="string"))
+    df["label"] = pd.array([getattr(r, "label", None) for r in runs], dtype="string")
+    return df.sort_values("created_at", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def steps_table(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
+    """:func:`svckit.frames.steps_frame` of one run plus what the timeline draws:
+
+    * ``start``/``end``: the bar, from the step's createdAt to the next event. frames gives the next
+      group's start (or the run's completion); inside a sequential group that holds several steps
+      the next event is the following step of that group.
+    * ``running``: the run is still going and the step has no next event: its bar ends ``now``.
+      A failed or canceled run without a completion time ends its last steps where they started.
+    * ``retries``: how many earlier attempts of the same step name the run recorded (the service
+      records each failed attempt as its own STEP_RETRY entry before the next try).
+    """
+    df = frames.steps_frame([] if run is None else run)
+    now_ts = pd.Timestamp(now or datetime.now(timezone.utc))
+    df["start"] = df["created_at"]
+    end = df["next_event_at"].copy()
+    position = df.groupby("group", sort=False).cumcount()
+    following = df["created_at"].shift(-1)
+    same_seq_group = (df["group"].shift(-1) == df["group"]).fillna(False).astype(bool) & (
+        df["group_type"].astype("string") != "parallel").fillna(True).astype(bool)
+    end = end.where(~same_seq_group, following)
+    running = end.isna() & (run is not None and _value(run.workflow_state) == "RUN_STARTED")
+    end = end.where(~running, np.maximum(now_ts, df["start"]) if len(df) else end)
+    end = end.fillna(df["start"])
+    df["end"] = pd.to_datetime(end, utc=True)
+    df["duration"] = df["end"] - df["start"]
+    df["running"] = running.astype(bool)
+    df["position"] = position.astype("int64")
+    df["retries"] = df.groupby("step_name", sort=False).cumcount().astype("int64")
+    return df
+
+
+def _day_ms(d: date | None, *, end_of_day: bool) -> int | None:
+    if d is None:
+        return None
+    t = time(23, 59, 59, 999000) if end_of_day else time(0)
+    return int(datetime.combine(d, t, tzinfo=timezone.utc).timestamp() * 1000)
+
+
+class WorkflowTimeline(W.VBox):
+    """Filters, a Gantt of runs, the selected run's steps with a detail panel, and Resume."""
+
+    # filters (every filter of the logs operation)
+    state = T.Unicode("")
+    workflow_url = T.Unicode("")
+    workflow_run_id = T.Unicode("")
+    label = T.Unicode("")
+    from_date = T.Any(None)  # datetime.date or None
+    to_date = T.Any(None)
+    max_runs = T.Int(1000)
+    # what is shown
+    run_count = T.Int(0)
+    pages_loaded = T.Int(0)
+    selected_run = T.Unicode(None, allow_none=True)
+    status = T.Unicode("")
+    error = T.Unicode("")
+
+    def __init__(self, queue: Any, *, max_runs: int = 1000, now: Callable[[], datetime] | None = None,
+                 autoload: bool = True, **kwargs: Any) -> None:
+        self.queue = queue
+        self._now = now or (lambda: datetime.now(timezone.utc))
+        self.runs: list[Any] = []
+        self.frame = runs_table([])
+        self.steps_frame = steps_table_empty()
+        self.last_resume: Any = None
+
+        self.w_state = W.Dropdown(options=[("any state", "")] + [(s, s) for s in RUN_STATES],
+                                  description="state", layout=W.Layout(width="210px"))
+        self.w_url = W.Text(placeholder="workflow URL", description="URL", layout=W.Layout(width="320px"))
+        self.w_run_id = W.Text(placeholder="run id", description="run id", layout=W.Layout(width="260px"))
+        self.w_label = W.Text(placeholder="label", description="label", layout=W.Layout(width="200px"))
+        self.w_from = W.DatePicker(description="from", layout=W.Layout(width="210px"))
+        self.w_to = W.DatePicker(description="to", layout=W.Layout(width="210px"))
+        self.w_max = W.BoundedIntText(value=max_runs, min=PAGE_SIZE, max=100_000, step=100,
+                                      description="max runs", layout=W.Layout(width="180px"))
+        self.w_load = W.Button(description="Load runs", icon="refresh", button_style="primary")
+        self.w_progress = W.IntProgress(value=0, min=0, max=max_runs, layout=W.Layout(width="220px"))
+        self.w_progress_label = W.Label("")
+        self.w_status = W.HTML("")
+        self.gantt = go.FigureWidget()
+        self.steps_fig = go.FigureWidget()
+        self.detail = W.HTML("<i>Click a run in the chart (or pick it below) to see its steps.</i>")
+        self.w_pick = W.Dropdown(options=[], description="run", layout=W.Layout(width="520px"))
+        self.w_resume = W.Button(description="Resume…", icon="play", disabled=True,
+                                 tooltip="Resume the selected failed run from its DLQ entry")
+        self.w_fc_key = W.Text(description="flow key", placeholder="(keep)", layout=W.Layout(width="240px"))
+        self.w_fc_value = W.Text(description="flow value", placeholder="(keep)", layout=W.Layout(width="240px"))
+        self.w_retries = W.Text(description="retries", placeholder="(keep)", layout=W.Layout(width="160px"))
+        self.w_new_run_id = W.Text(description="new run id", placeholder="(keep)", layout=W.Layout(width="280px"))
+        self.w_confirm_text = W.HTML("")
+        self.w_confirm = W.Button(description="Confirm resume", button_style="danger", icon="check")
+        self.w_cancel = W.Button(description="Cancel")
+        self.confirm_box = W.VBox(
+            [self.w_confirm_text, W.HBox([self.w_fc_key, self.w_fc_value]),
+             W.HBox([self.w_retries, self.w_new_run_id]), W.HBox([self.w_confirm, self.w_cancel])],
+            layout=W.Layout(display="none", border="1px solid #d62728", padding="6px"))
+        self.w_resume_msg = W.HTML("")
+
+        # links: the controls and the traits are one state
+        T.link((self.w_state, "value"), (self, "state"))
+        T.link((self.w_url, "value"), (self, "workflow_url"))
+        T.link((self.w_run_id, "value"), (self, "workflow_run_id"))
+        T.link((self.w_label, "value"), (self, "label"))
+        T.link((self.w_from, "value"), (self, "from_date"))
+        T.link((self.w_to, "value"), (self, "to_date"))
+        T.link((self.w_max, "value"), (self, "max_runs"))
+        self.w_load.on_click(lambda _b: self.refresh())
+        self.w_pick.observe(self._on_pick, names="value")
+        self.w_resume.on_click(lambda _b: self._open_confirm())
+        self.w_confirm.on_click(lambda _b: self._on_confirm())
+        self.w_cancel.on_click(lambda _b: self._close_confirm())
+
+        filters = W.VBox([W.HBox([self.w_state, self.w_url, self.w_run_id]),
+                          W.HBox([self.w_label, self.w_from, self.w_to, self.w_max]),
+                          W.HBox([self.w_load, self.w_progress, self.w_progress_label])])
+        resume = W.VBox([W.HBox([self.w_resume, self.w_resume_msg]), self.confirm_box])
+        super().__init__(
+            [W.HTML("<h3 style='margin:4px 0'>Workflow runs</h3>"), filters, self.w_status, self.gantt,
+             self.w_pick, resume, self.steps_fig, self.detail],
+            **kwargs)
+        self.add_class("svckit-workflow-timeline")
+        # stable hooks for the browser tests and for user CSS
+        for w, css in ((self.w_status, "svckit-run-status"), (self.gantt, "svckit-gantt"),
+                       (self.w_pick, "svckit-run-pick"), (self.steps_fig, "svckit-steps-chart"),
+                       (self.detail, "svckit-run-detail"), (self.w_resume_msg, "svckit-resume-msg"),
+                       (self.confirm_box, "svckit-resume-confirm")):
+            w.add_class(css)
+        if autoload:
+            self.refresh()
+
+    # -- public -----------------------------------------------------------------------------------
+    def filters(self) -> dict[str, Any]:
+        """The current filters as keyword arguments of ``Queue.workflow_logs``."""
+        return {
+            "state": self.state or None,
+            "workflow_url": self.workflow_url.strip() or None,
+            "workflow_run_id": self.workflow_run_id.strip() or None,
+            "label": self.label.strip() or None,
+            "from_date": _day_ms(self.from_date, end_of_day=False),
+            "to_date": _day_ms(self.to_date, end_of_day=True),
+        }
+
+    def refresh(self) -> pd.DataFrame:
+        """Fetch the runs that match the filters, page by page by cursor (up to ``max_runs``), and
+        redraw. Returns the runs frame. Errors are shown in the widget, not raised."""
+        filters = {k: v for k, v in self.filters().items() if v is not None}
+        runs: list[Any] = []
+        cursor = None
+        self.pages_loaded = 0
+        self.w_progress.max = max(self.max_runs, 1)
+        self.w_progress.value = 0
+        self.w_progress.bar_style = "info"
+        self.error = ""
+        try:
+            while True:
+                page = self.queue.workflow_logs(cursor=cursor, count=PAGE_SIZE, **filters)
+                runs.extend(page.runs)
+                self.pages_loaded += 1
+                self.w_progress.value = min(len(runs), self.max_runs)
+                self.w_progress_label.value = f"{len(runs):,} runs, {self.pages_loaded} page(s)"
+                cursor = page.cursor
+                if not cursor or len(runs) >= self.max_runs:
+                    break
+        except SvcError as exc:
+            self.error = str(exc)
+            self.w_progress.bar_style = "danger"
+        else:
+            self.w_progress.bar_style = "success"
+        self.runs = runs[: self.max_runs]
+        self.frame = runs_table(self.runs)
+        self.run_count = len(self.frame)
+        more = " (capped: raise max runs to see more)" if cursor and len(runs) >= self.max_runs else ""
+        self.status = f"{self.run_count:,} run(s){more}" if not self.error else f"error: {self.error}"
+        self.w_status.value = (f"<span style='color:#d62728'>{html.escape(self.status)}</span>" if self.error
+                               else html.escape(self.status))
+        self.w_pick.unobserve(self._on_pick, names="value")
+        self.w_pick.options = [("", None)] + [
+            (f"{r.workflow_run_id} · {r.state} · {r.created_at:%Y-%m-%d %H:%M:%S}", r.key)
+            for r in self.frame.itertuples()][:5000]
+        self.w_pick.observe(self._on_pick, names="value")
+        keep = self.selected_run if self.selected_run in set(self.frame["key"]) else None
+        self._draw_gantt()
+        self.select_run(keep) if keep else self._clear_selection()
+        return self.frame
+
+    def select_run(self, run_id: str | None, created_at: int | None = None) -> pd.DataFrame:
+        """Select a run by its key (``id@createdAtMs``) or by workflowRunId (plus ``created_at`` in ms
+        when several runs share the id; without it the newest is taken). Returns its steps frame."""
+        if run_id is None:
+            self._clear_selection()
+            return self.steps_frame
+        row = self._row_of(run_id, created_at)
+        if row is None:
+            raise KeyError(f"run {run_id!r} is not among the {self.run_count} loaded run(s); adjust the filters")
+        key = self.frame.at[row, "key"]
+        run = next(r for r in self.runs if run_key(r) == key)
+        self.selected_run = key
+        self.steps_frame = steps_table(run, now=self._now())
+        self._draw_steps(run)
+        self._draw_gantt(selected=row)
+        self.w_pick.unobserve(self._on_pick, names="value")
+        if key in {v for _, v in self.w_pick.options}:
+            self.w_pick.value = key
+        self.w_pick.observe(self._on_pick, names="value")
+        self._update_resume(run)
+        self._close_confirm()
+        return self.steps_frame
+
+    def _update_resume(self, run: Any) -> None:
+        """Resume is offered only for a failed run that still has a DLQ entry (a resumed run's entry
+        is consumed; an old one may have expired)."""
+        self.w_resume_msg.value = ""
+        if _value(run.workflow_state) != "RUN_FAILED":
+            self.w_resume.disabled, self.w_resume.tooltip = True, "Only failed runs can be resumed"
+            return
+        try:
+            self.dlq_id_of(run)
+        except (LookupError, SvcError) as exc:
+            self.w_resume.disabled, self.w_resume.tooltip = True, str(exc)
+            self.w_resume_msg.value = f"<span style='color:#6b7280'>{html.escape(str(exc))}</span>"
+            return
+        self.w_resume.disabled, self.w_resume.tooltip = False, "Resume this run from its DLQ entry"
+
+    @property
+    def selected(self) -> Any | None:
+        """The selected run model, or None."""
+        return next((r for r in self.runs if run_key(r) == self.selected_run), None)
+
+    def dlq_id_of(self, run: Any) -> str:
+        """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
+        the DLQ entry whose run id and creation time match (paging through ``q.dlq()``)."""
+        if getattr(run, "dlq_id", None):
+            return run.dlq_id
+        cursor = None
+        while True:
+            page = self.queue.dlq(cursor=cursor)
+            for msg in page.messages:
+                if msg.workflow_run_id == run.workflow_run_id and msg.workflow_created_at in (
+                        None, run.workflow_run_created_at):
+                    return msg.dlq_id
+            cursor = page.cursor
+            if not cursor:
+                raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
+
+    def resume_selected(self, *, flow_control_key: str | None = None, flow_control_value: str | None = None,
+                        retries: int | None = None, run_id: str | None = None) -> Any:
+        """Resume the selected failed run (no confirmation: calling this IS the confirmation), then
+        refresh and select the new run. Returns the service's ResumeResult."""
+        run = self.selected
+        if run is None:
+            raise LookupError("select a failed run first")
+        if _value(run.workflow_state) != "RUN_FAILED":
+            raise ValueError(f"run {run.workflow_run_id} is {_value(run.workflow_state)}; only failed runs resume")
+        dlq_id = self.dlq_id_of(run)
+        result = self.queue.resume(dlq_id, flow_control_key=flow_control_key or None,
+                                   flow_control_value=flow_control_value or None, retries=retries,
+                                   run_id=run_id or None)
+        self.last_resume = result
+        self.refresh()
+        new_key = f"{result.workflow_run_id}@{result.workflow_created_at}"
+        found = self._row_of(new_key)
+        if found is None:  # the filters hide it (e.g. state=RUN_FAILED): show it anyway
+            self.workflow_run_id, self.state = result.workflow_run_id, ""
+            self.refresh()
+            found = self._row_of(new_key) if self._row_of(new_key) is not None else self._row_of(result.workflow_run_id)
+        if found is not None:
+            self.select_run(self.frame.at[found, "key"])
+        self.w_resume_msg.value = (f"<span style='color:#2ca02c'>resumed from DLQ {html.escape(dlq_id)} as run "
+                                   f"<b>{html.escape(result.workflow_run_id)}</b></span>")
+        return result
+
+    # -- drawing ----------------------------------------------------------------------------------
+    def _row_of(self, run_id: str, created_at: int | None = None) -> int | None:
+        if self.frame.empty:
+            return None
+        if "@" in run_id and created_at is None:
+            hits = np.flatnonzero((self.frame["key"] == run_id).to_numpy())
+        else:
+            mask = (self.frame["workflow_run_id"] == run_id).to_numpy(dtype=bool)
+            if created_at is not None:
+                mask &= (self.frame["key"] == f"{run_id}@{created_at}").to_numpy()
+            hits = np.flatnonzero(mask)
+        return int(hits[0]) if len(hits) else None  # frame is newest first
+
+    def _replace(self, target: go.FigureWidget, fig: go.Figure) -> None:
+        _plots.show_in(target, fig)
+
+    def _draw_gantt(self, selected: int | None = None) -> None:
+        fig = _plots.runs_gantt_figure(self.frame, now=self._now(), selected=selected)
+        self._replace(self.gantt, fig)
+        for trace in self.gantt.data:
+            trace.on_click(self._on_gantt_click)
+
+    def _draw_steps(self, run: Any) -> None:
+        title = f"Steps of {run.workflow_run_id} ({_value(run.workflow_state)})"
+        self._replace(self.steps_fig, _plots.steps_figure(self.steps_frame, title=title))
+        self.detail.value = self._detail_html(run)
+
+    def _detail_html(self, run: Any) -> str:
+        e = html.escape
+        head = (f"<b>{e(run.workflow_run_id)}</b> · {e(_value(run.workflow_state))} · {e(run.workflow_url)}"
+                f"<br>created {run.created_at:%Y-%m-%d %H:%M:%S.%f}"[:-3] + " UTC")
+        if run.workflow_run_completed_at is not None:
+            head += f" · completed {run.completed_at:%Y-%m-%d %H:%M:%S} UTC"
+        if getattr(run, "label", None):
+            head += f" · label <code>{e(run.label)}</code>"
+        if getattr(run, "dlq_id", None):
+            head += f" · DLQ <code>{e(run.dlq_id)}</code>"
+        rows = []
+        for s in self.steps_frame.itertuples():
+            out = "" if s.out is None or pd.isna(s.out) else str(s.out)
+            dur = s.duration.total_seconds()
+            rows.append(
+                f"<tr><td>{s.group}{'∥' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
+                f"<td>{e(str(s.step_name))}</td><td>{e(str(s.step_type))}</td><td>{e(str(s.state))}</td>"
+                f"<td>{s.start:%H:%M:%S.%f}"[:-3] + f"</td><td>{dur:.2f} s{' ⏵ running' if s.running else ''}</td>"
+                f"<td>{s.retries}</td><td><code>{e(out[:300])}{'…' if len(out) > 300 else ''}</code></td></tr>")
+        table = ("<table class='svckit-steps'><thead><tr><th>group</th><th>lane</th><th>step</th><th>type</th>"
+                 "<th>state</th><th>start</th><th>to next event</th><th>retries</th><th>out</th></tr></thead>"
+                 f"<tbody>{''.join(rows)}</tbody></table>")
+        return f"<div style='font-size:12px'>{head}{table}</div>"
+
+    def _clear_selection(self) -> None:
+        self.selected_run = None
+        self.steps_frame = steps_table_empty()
+        self._replace(self.steps_fig, _plots.steps_figure(self.steps_frame))
+        self.detail.value = "<i>Click a run in the chart (or pick it above) to see its steps.</i>"
+        self.w_resume.disabled = True
+        self._close_confirm()
+
+    # -- handlers: UI events -> public methods --------------------------------------------------------
+    def _on_gantt_click(self, trace: Any, points: Any, _state: Any) -> None:
+        if not points.point_inds:
+            return
+        row = int(np.asarray(trace.customdata)[points.point_inds[0]])
+        self.select_run(self.frame.at[row, "key"])
+
+    def _on_pick(self, change: dict) -> None:
+        if change["new"]:
+            self.select_run(change["new"])
+
+    def _open_confirm(self) -> None:
+        run = self.selected
+        if run is None:
+            return
+        try:
+            dlq_id = self.dlq_id_of(run)
+        except (LookupError, SvcError) as exc:
+            self.w_resume_msg.value = f"<span style='color:#d62728'>{html.escape(str(exc))}</span>"
+            return
+        self.w_confirm_text.value = (
+            f"Resume run <b>{html.escape(run.workflow_run_id)}</b> from DLQ entry <code>{html.escape(dlq_id)}"
+            "</code>? Steps that already succeeded keep their results and are not run again. "
+            "Leave an override empty to keep the original configuration.")
+        self.confirm_box.layout.display = "flex"
+
+    def _close_confirm(self) -> None:
+        self.confirm_box.layout.display = "none"
+
+    def _on_confirm(self) -> None:
+        retries_text = self.w_retries.value.strip()
+        if retries_text and not retries_text.isdigit():
+            self.w_resume_msg.value = "<span style='color:#d62728'>retries must be a whole number</span>"
+            return
+        try:
+            self.resume_selected(flow_control_key=self.w_fc_key.value.strip() or None,
+                                 flow_control_value=self.w_fc_value.value.strip() or None,
+                                 retries=int(retries_text) if retries_text else None,
+                                 run_id=self.w_new_run_id.value.strip() or None)
+        except (SvcError, LookupError, ValueError) as exc:
+            self.w_resume_msg.value = f"<span style='color:#d62728'>resume failed: {html.escape(str(exc))}</span>"
+        finally:
+            self._close_confirm()
+
+
+def steps_table_empty() -> pd.DataFrame:
+    """The steps frame with no rows (nothing selected)."""
+    return steps_table(None)

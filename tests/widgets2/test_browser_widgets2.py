@@ -1,0 +1,194 @@
+"""Real browser: the vector playground and workflow timeline notebooks in JupyterLab, driven by
+Debian's chromium through playwright (never ``playwright install``).
+
+Reuses the harness of tests/notebook/test_nb_browser.py (Lab, run_notebook, the browser fixture). The
+lab here serves a sandbox whose vector area holds a slice of the demo corpus, so its seeding is
+short and the test does not wait on embedding 1,347 documents. Screenshots: test-output/screenshots/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from svckit import demo
+from svckit.sandbox import Sandbox
+from tests.notebook.test_nb_browser import CHROMIUM, Lab, browser, free_port, run_notebook  # noqa: F401
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = 200
+
+
+@pytest.fixture(scope="module")
+def screenshots() -> Path:
+    folder = REPO / "test-output" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing, but CI must install it")
+        pytest.skip(f"{CHROMIUM} not installed")
+    root = tmp_path_factory.mktemp("lab2")
+    demo.copy_notebooks(root)
+    token, port = secrets.token_hex(16), free_port()
+    with Sandbox(tmp_path_factory.mktemp("sandbox2"), seed="demo", demo_limit=CORPUS) as sb:
+        with sb.connect() as c:  # the playground's first query should see the whole slice
+            deadline = time.monotonic() + 300
+            while c.vector.info().vector_count < CORPUS and time.monotonic() < deadline:
+                time.sleep(0.5)
+        env = demo.kernel_env(sb.env)
+        env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")
+        settings = root / ".lab-settings" / "@jupyterlab"
+        (settings / "notebook-extension").mkdir(parents=True)
+        (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
+            json.dumps({"windowingMode": "none"}))
+        (settings / "apputils-extension").mkdir(parents=True)
+        (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+        env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
+        cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
+            f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
+            "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
+            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"])
+        log = (root / "lab.log").open("w")
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+        lab = Lab(f"http://127.0.0.1:{port}", token, root)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    lab.api("GET", "/api/status")
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
+                    time.sleep(0.2)
+            yield lab
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+
+
+def test_vector_playground_notebook(browser, lab, screenshots):  # noqa: F811
+    page = run_notebook(browser, lab, "vector_playground.ipynb")
+    pg = page.locator(".svckit-vector-playground").first
+    pg.wait_for(state="visible", timeout=30_000)
+    # the notebook's own query has drawn its score bars
+    page.wait_for_function("() => document.querySelectorAll('.svckit-vector-playground .svckit-score-chart"
+                           " .barlayer .point').length > 0", timeout=60_000)
+    assert "service" in pg.locator(".svckit-banner-box").inner_text()
+    # type a new query: the table and the chart change to it
+    box = pg.locator(".svckit-query input")
+    box.fill("compress bytes with zlib")
+    box.press("Enter")
+    page.wait_for_function("() => { const t = document.querySelector('.svckit-vector-playground .svckit-score-chart"
+                           " .gtitle'); return t && t.textContent.includes('compress bytes with zlib'); }",
+                           timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.svckit-vector-playground .svckit-score-chart"
+                           " .barlayer .point').length === 10", timeout=30_000)
+    assert "10 hit(s)" in pg.locator(".svckit-status").inner_text()
+    assert pg.locator(".svckit-hits-table table.svc-table tbody tr").count() == 10
+    # a broken filter: the error shows inline with its caret, under the field
+    flt = pg.locator(".svckit-filter input")
+    flt.fill("package = 'zlib' AND")
+    err = pg.locator(".svckit-filter-error")
+    err.wait_for(timeout=20_000)
+    assert "^" in err.inner_text() and "position 20" in err.inner_text()
+    pg.screenshot(path=str(screenshots / "vector_playground_filter_error.png"))
+    flt.fill("")
+    err.wait_for(state="detached", timeout=20_000)
+    # the comparison and the projection tabs
+    pg.get_by_text("Compare modes", exact=True).click()
+    page.wait_for_function("() => document.querySelectorAll('.svckit-vector-playground .svckit-rank-chart"
+                           " .scatterlayer .trace').length > 0", timeout=30_000)
+    pg.screenshot(path=str(screenshots / "vector_playground_compare.png"))
+    pg.get_by_text("Projection", exact=True).click()
+    page.wait_for_function("() => { const g = document.querySelector('.svckit-vector-playground"
+                           " .svckit-projection-chart .gtitle'); return g && g.textContent.includes('PCA'); }",
+                           timeout=60_000)
+    time.sleep(1.0)  # let WebGL paint before the screenshot
+    pg.screenshot(path=str(screenshots / "vector_playground_projection.png"))
+    pg.get_by_text("Results", exact=True).click()
+    time.sleep(0.5)
+    pg.screenshot(path=str(screenshots / "vector_playground.png"))
+    page.close()
+
+
+def _run_count(page) -> int:
+    text = page.locator(".svckit-workflow-timeline .svckit-run-status").first.inner_text()
+    match = re.search(r"(\d+) run\(s\)", text)
+    return int(match.group(1)) if match else -1
+
+
+def test_workflow_timeline_notebook(browser, lab, screenshots):  # noqa: F811
+    page = run_notebook(browser, lab, "workflow_timeline.ipynb")
+    tl = page.locator(".svckit-workflow-timeline").first
+    tl.wait_for(state="visible", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"
+                           " .barlayer .point').length >= 8", timeout=60_000)
+    # click a run's bar in the Gantt: its steps are drawn and listed
+    bar = tl.locator(".svckit-gantt .barlayer .point path").first
+    bar.scroll_into_view_if_needed()
+    box = bar.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => { const d = document.querySelector('.svckit-workflow-timeline .svckit-run-detail');"
+                           " return d && d.querySelectorAll('table tbody tr').length > 0; }", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-steps-chart"
+                           " .barlayer .point').length > 0", timeout=30_000)
+    # the "select a run" placeholder is gone from the steps chart once a run is drawn there
+    page.wait_for_function("() => ![...document.querySelectorAll('.svckit-workflow-timeline .svckit-steps-chart"
+                           " .annotation-text')].some(a => a.textContent.includes('select a run'))", timeout=20_000)
+    tl.screenshot(path=str(screenshots / "workflow_timeline_selected.png"))
+    # pick a failed run, resume it behind the confirmation: the new run shows up and is selected
+    before = _run_count(page)
+    pick = tl.locator(".svckit-run-pick select")
+    failed = [o for o in pick.locator("option").all_inner_texts() if "RUN_FAILED" in o]
+    assert failed, "the demo data has failed runs"
+    resume = tl.get_by_role("button", name="Resume…")
+    for label in failed:  # a failed run the notebook already resumed has no DLQ entry: Resume stays off
+        pick.select_option(label=label)
+        try:
+            page.wait_for_function("() => { const b = [...document.querySelectorAll('.svckit-workflow-timeline"
+                                   " button')].find(b => b.textContent.includes('Resume')); return b && !b.disabled; }",
+                                   timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001, S112 - not resumable: try the next failed run
+            continue
+    else:
+        raise AssertionError("no failed run could be resumed")
+    resume.click()
+    confirm = tl.locator(".svckit-resume-confirm")
+    confirm.wait_for(state="visible", timeout=20_000)
+    assert "DLQ entry" in confirm.inner_text()
+    tl.screenshot(path=str(screenshots / "workflow_timeline_confirm.png"))
+    tl.get_by_role("button", name="Confirm resume").click()
+    page.wait_for_function("() => { const m = document.querySelector('.svckit-workflow-timeline .svckit-resume-msg');"
+                           " return m && m.textContent.includes('resumed from DLQ'); }", timeout=60_000)
+    page.wait_for_function(f"() => /(\\d+) run\\(s\\)/.test(document.querySelector('.svckit-workflow-timeline"
+                           f" .svckit-run-status').textContent) && parseInt(document.querySelector("
+                           f"'.svckit-workflow-timeline .svckit-run-status').textContent) > {before}",
+                           timeout=30_000)
+    new_run = tl.locator(".svckit-resume-msg b").inner_text()
+    assert new_run in tl.locator(".svckit-run-detail").inner_text()
+    time.sleep(0.5)
+    tl.screenshot(path=str(screenshots / "workflow_timeline.png"))
+    page.close()
