@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "svckit" / "sandbox"
 
@@ -18,17 +19,22 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="key-value backend: auto = --redis-url, else redis-server on PATH, else fakeredis")
     parser.add_argument("--redis-url", default=None, help="use this external Redis for the key-value area")
     parser.add_argument("--seed", choices=["demo"], default=None, help="load a data set on start")
+    parser.add_argument("--embedding-model", type=Path, default=None,
+                        help="a sentence-transformers model directory for the vector area "
+                             "(default: the packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--demo-limit", type=int, default=None,
+                        help="with --seed demo: load only the first N documents into the vector indexes")
     parser.add_argument("--areas", default=None,
                         help="comma-separated areas to serve (kv,vector,account,queue); default: all")
 
 
-def _areas_option(args: argparse.Namespace) -> dict[str, object]:
+def _areas_option(args: argparse.Namespace) -> dict[str, Any]:
     """``--areas kv,queue`` -> ``areas=("kv", "queue")``; absent -> the Sandbox default (all)."""
     names = [name.strip() for name in (getattr(args, "areas", None) or "").split(",") if name.strip()]
     return {"areas": tuple(names)} if names else {}
 
 
-def sandbox_from_args(args: argparse.Namespace, **extra: object):  # -> Sandbox
+def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
     from svckit.sandbox import Sandbox
 
     return Sandbox(
@@ -38,6 +44,8 @@ def sandbox_from_args(args: argparse.Namespace, **extra: object):  # -> Sandbox
         seed=args.seed,
         backend=args.backend,
         redis_url=args.redis_url,
+        embedding_model=args.embedding_model,
+        demo_limit=args.demo_limit,
         **_areas_option(args),
         **extra,
     )
@@ -46,7 +54,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: object):  # -> Sandbox
 def cmd_sandbox(args: argparse.Namespace) -> int:
     sandbox = sandbox_from_args(args)
 
-    def ready(sb) -> None:  # noqa: ANN001
+    def ready(sb) -> None:
         for name, value in sb.env.items():
             print(f"{name}={value}")
         sys.stdout.flush()

@@ -31,12 +31,14 @@ class Credentials:
     vector_token: str = field(default_factory=new_token)
     devapi_email: str = "sandbox@svckit.local"
     devapi_key: str = field(default_factory=new_token)
+    _path: Path | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load_or_create(cls, data_dir: Path) -> Credentials:
         path = data_dir / "credentials.json"
         if path.exists():
-            known = {k: v for k, v in json.loads(path.read_text()).items() if k in cls.__dataclass_fields__}
+            known = {k: v for k, v in json.loads(path.read_text()).items()
+                     if k in cls.__dataclass_fields__ and not k.startswith("_")}
             creds = cls(**known)
         else:
             creds = cls()
@@ -45,13 +47,13 @@ class Credentials:
         return creds
 
     def save(self) -> None:
-        path: Path | None = getattr(self, "_path", None)
+        path = self._path
         if path is None:
             return
         tmp = path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:
-            json.dump(asdict(self), fh)
+            json.dump({k: v for k, v in asdict(self).items() if not k.startswith("_")}, fh)
         os.replace(tmp, path)
 
     def __repr__(self) -> str:

@@ -142,7 +142,7 @@ class Sandbox:
         **options: Any,
     ) -> None:
         self._tmp = None if data_dir is not None else tempfile.mkdtemp(prefix="svckit-sandbox-")
-        self.data_dir = Path(data_dir if data_dir is not None else self._tmp).resolve()
+        self.data_dir = Path(data_dir if data_dir is not None else str(self._tmp)).resolve()
         self.host, self.port = host, port
         self.seed = seed
         self.area_names = tuple(areas)
@@ -174,8 +174,6 @@ class Sandbox:
     def start(self, timeout: float = 120.0) -> Sandbox:
         app, sock = self._prepare()
         self._server = _Server(self._config(app), self.areas)
-        # uvicorn installs signal handlers only on the main thread; in a thread it must not try.
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
 
         def run() -> None:
             try:
