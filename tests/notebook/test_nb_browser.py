@@ -7,6 +7,7 @@ Never ``playwright install``: the browser is /usr/bin/chromium.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -52,54 +53,64 @@ class Lab:
             self.api("DELETE", f"/api/sessions/{session['id']}")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
+def require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing, but CI must install it")
         pytest.skip(f"{CHROMIUM} not installed")
-    root = tmp_path_factory.mktemp("lab")
-    demo.copy_notebooks(root)
+
+
+@contextlib.contextmanager
+def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
+    """JupyterLab on loopback over the notebooks in ``root``, its kernels pointed at the sandbox."""
     token = secrets.token_hex(16)
     port = free_port()
-    with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo") as sb:
-        env = demo.kernel_env(sb.env)
-        env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")  # no user settings leak in
-        settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
-        settings.mkdir(parents=True)
-        # every cell in the DOM (no windowing), so locators and screenshots see the whole notebook
-        (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-        notices = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
-        notices.mkdir(parents=True)  # no "news?" toast over the screenshots
-        (notices / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-        env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
-        cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
-            f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
-            "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
-            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ])
-        log = (root / "lab.log").open("w")
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        lab = Lab(f"http://127.0.0.1:{port}", token, root)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    lab.api("GET", "/api/status")
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
-                    time.sleep(0.2)
-            yield lab
-        finally:
-            proc.terminate()
+    env = demo.kernel_env(sandbox_env)
+    env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")  # no user settings leak in
+    settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    # every cell in the DOM (no windowing), so locators and screenshots see the whole notebook
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    notices = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
+    notices.mkdir(parents=True)  # no "news?" toast over the screenshots
+    (notices / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
+    cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
+        f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
+        "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ])
+    log = (root / "lab.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    lab = Lab(f"http://127.0.0.1:{port}", token, root)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
             try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
+                lab.api("GET", "/api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
+                time.sleep(0.2)
+        yield lab
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("lab")
+    demo.copy_notebooks(root)
+    with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo") as sb, serve_lab(root, sb.env) as lab:
+        yield lab
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,7 @@ short and the test does not wait on embedding 1,347 documents. Screenshots: test
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import secrets
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +17,7 @@ import pytest
 
 from svckit import demo
 from svckit.sandbox import Sandbox
-from tests.notebook.test_nb_browser import CHROMIUM, Lab, browser, free_port, run_notebook  # noqa: F401
+from tests.notebook.test_nb_browser import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -38,53 +34,16 @@ def screenshots() -> Path:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[Lab]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing, but CI must install it")
-        pytest.skip(f"{CHROMIUM} not installed")
+    require_chromium()
     root = tmp_path_factory.mktemp("lab2")
     demo.copy_notebooks(root)
-    token, port = secrets.token_hex(16), free_port()
     with Sandbox(tmp_path_factory.mktemp("sandbox2"), seed="demo", demo_limit=CORPUS) as sb:
         with sb.connect() as c:  # the playground's first query should see the whole slice
             deadline = time.monotonic() + 300
             while c.vector.info().vector_count < CORPUS and time.monotonic() < deadline:
                 time.sleep(0.5)
-        env = demo.kernel_env(sb.env)
-        env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")
-        settings = root / ".lab-settings" / "@jupyterlab"
-        (settings / "notebook-extension").mkdir(parents=True)
-        (settings / "notebook-extension" / "tracker.jupyterlab-settings").write_text(
-            json.dumps({"windowingMode": "none"}))
-        (settings / "apputils-extension").mkdir(parents=True)
-        (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-        env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
-        cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
-            f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
-            "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
-            "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"])
-        log = (root / "lab.log").open("w")
-        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-        lab = Lab(f"http://127.0.0.1:{port}", token, root)
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    lab.api("GET", "/api/status")
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError("JupyterLab did not start:\n" + (root / "lab.log").read_text()[-3000:])
-                    time.sleep(0.2)
+        with serve_lab(root, sb.env) as lab:
             yield lab
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
 
 
 def test_vector_playground_notebook(browser, lab, screenshots):  # noqa: F811
