@@ -18,17 +18,20 @@ with mypy.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import types
+import typing
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Annotated, Any, Generic, NamedTuple, ParamSpec, TypeVar, overload
 
 from svckit.errors import InvalidArgument
+from svckit.kv.protocol import Arg
 
 if TYPE_CHECKING:
     from typing_extensions import Self  # typing.Self needs Python 3.11
 
     from svckit.kv.client import KV, AsyncKV, BasePipeline
-    from svckit.kv.protocol import Arg
 
 P = ParamSpec("P")
 Rs = TypeVar("Rs")  # reply type on a decode=True client (strings are str)
@@ -49,12 +52,155 @@ class Cmd(Generic[Rs, Rb]):
         return f"Cmd{self.args[:1]!r}"
 
 
+# -- argument checks ---------------------------------------------------------------------------
+#
+# Every helper's arguments are checked against its annotations before the command is built, so a
+# wrong type is refused with an InvalidArgument naming the parameter instead of going over the wire.
+# The checks are compiled once per helper (at decoration time); a call costs one set lookup of the
+# argument's class per argument, and the full isinstance/bounds check runs only when that misses.
+
+
+class AtLeast(NamedTuple):
+    """``Annotated[int, AtLeast(n)]``: the argument must be an int >= n (a SCAN COUNT, a MAXLEN)."""
+
+    minimum: int
+
+
+NonNegative = Annotated[int, AtLeast(0)]
+Positive = Annotated[int, AtLeast(1)]
+
+#: annotation -> (accepted classes, description); bool is refused wherever it is not named itself
+_ARG_CLASSES: tuple[type, ...] = typing.get_args(Arg)
+_UNDERSTOOD: dict[Any, tuple[tuple[type, ...], str]] = {
+    Arg: (_ARG_CLASSES, "str, bytes, int or float"),
+    int: ((int,), "an int"),
+    float: ((int, float), "a number"),
+    str: ((str,), "a str"),
+    bool: ((bool,), "a bool"),
+}
+
+
+class _Spec(NamedTuple):
+    """How one parameter is checked. ``fast`` holds the classes accepted without a closer look."""
+
+    name: str
+    fast: frozenset[type]
+    accept: tuple[type, ...]
+    none_ok: bool
+    bool_ok: bool
+    minimum: int | None
+    what: str
+
+    def refuse_if_bad(self, helper: str, value: Any) -> None:
+        """The slow path (subclasses, bounds): raise InvalidArgument unless ``value`` fits."""
+        if value is None:
+            if self.none_ok:
+                return
+        elif isinstance(value, self.accept) and (self.bool_ok or not isinstance(value, bool)):
+            if self.minimum is None or value >= self.minimum:  # type: ignore[operator]
+                return
+            raise InvalidArgument(self.name, f"{helper}() needs an int >= {self.minimum}, got {value!r}")
+        shown = repr(value) if len(repr(value)) <= 40 else type(value).__name__
+        raise InvalidArgument(self.name, f"{helper}() needs {self.what}, got {shown}")
+
+
+def _spec(name: str, hint: Any) -> _Spec | None:
+    """The check for one annotation, or None when the mechanism does not understand it."""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    if set(_ARG_CLASSES) <= set(options):  # ``Arg`` and ``Arg | None`` arrive flattened
+        options = (Arg, *(o for o in options if o not in _ARG_CLASSES))
+    accept: list[type] = []
+    whats: list[str] = []
+    none_ok = bool_ok = False
+    minimum: int | None = None
+    for option in options:
+        if option is type(None):
+            none_ok = True
+            continue
+        if typing.get_origin(option) is Annotated:
+            base, *extras = typing.get_args(option)
+            bounds = [e.minimum for e in extras if isinstance(e, AtLeast)]
+            if base is not int or not bounds:
+                return None
+            minimum = max(bounds)
+            option = base
+        known = _UNDERSTOOD.get(option)
+        if known is None:
+            return None  # Mapping, Sequence, tuple[...], Any: passed through unchanged
+        accept.extend(known[0])
+        whats.append(known[1])
+        bool_ok = bool_ok or option is bool
+    if not accept:
+        return None
+    what = " or ".join(whats) + (" or None" if none_ok else "")
+    fast = set() if minimum is not None else {*accept} - ({bool} if not bool_ok else set())
+    if none_ok:
+        fast.add(type(None))
+    return _Spec(name, frozenset(fast), tuple(accept), none_ok, bool_ok, minimum, what)
+
+
+def _compile_checks(describe: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], None] | None:
+    """A function checking a call's arguments against ``describe``'s annotations, or None when
+    there is nothing to check."""
+    hints = typing.get_type_hints(describe, include_extras=True)  # fails at import on a typo: wanted
+    helper = describe.__name__
+    positional: list[_Spec | None] = []
+    variadic: _Spec | None = None
+    by_name: dict[str, _Spec] = {}
+    for p in inspect.signature(describe).parameters.values():
+        spec = _spec(p.name, hints[p.name]) if p.name in hints else None
+        if p.kind is p.VAR_POSITIONAL:
+            variadic = spec
+        elif p.kind is p.VAR_KEYWORD:
+            continue
+        else:
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                positional.append(spec)
+            if spec is not None and p.kind is not p.POSITIONAL_ONLY:
+                by_name[p.name] = spec
+    if variadic is None and not by_name and not any(positional):
+        return None
+    # Generated once per helper: one class lookup per argument, no loop over unchecked parameters.
+    entries = {k: (spec.fast, spec.minimum, spec) for k, spec in by_name.items()}
+    names: dict[str, Any] = {"H": helper, "get": entries.get, "SV": variadic}
+    lines = ["def check(args, kwargs):", "    n = len(args)"]
+    for i, spec in enumerate(positional):
+        if spec is None:
+            continue
+        names[f"S{i}"], names[f"F{i}"] = spec, spec.fast
+        bad = f"args[{i}].__class__ not in F{i}"
+        if spec.minimum is not None:  # an int at or above the bound is the fast path
+            bad = f"not (args[{i}].__class__ is int and args[{i}] >= {spec.minimum}) and {bad}"
+        lines.append(f"    if n > {i} and {bad}: S{i}.refuse_if_bad(H, args[{i}])")
+    if variadic is not None:
+        names["FV"] = variadic.fast
+        lines += [f"    if n > {len(positional)}:",
+                  f"        for v in args[{len(positional)}:]:",
+                  "            if v.__class__ not in FV: SV.refuse_if_bad(H, v)"]
+    if by_name:
+        lines += ["    if kwargs:",
+                  "        for k, v in kwargs.items():",
+                  "            e = get(k)",
+                  "            if e is not None and v.__class__ not in e[0] and not (",
+                  "                    e[1] is not None and v.__class__ is int and v >= e[1]):",
+                  "                e[2].refuse_if_bad(H, v)"]
+    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from parameter indexes only
+    check: Callable[[tuple[Any, ...], dict[str, Any]], None] = names["check"]
+    return check
+
+
 class command(Generic[P, Rs, Rb]):
-    """Descriptor turning a command-describing function into a method of every client shape."""
+    """Descriptor turning a command-describing function into a method of every client shape.
+
+    Arguments are checked against the helper's annotations before the command is built (see
+    :func:`_compile_checks`): ``Arg`` takes str, bytes, int or float; ``int`` an int, ``float`` a
+    number (never a bool); ``X | None`` also None; ``NonNegative``/``Positive`` bound an int.
+    Anything else (mappings, sequences, ``Any``) is passed through unchanged."""
 
     def __init__(self, describe: Callable[P, Cmd[Rs, Rb]]) -> None:
         self.describe = describe
         self.name = describe.__name__
+        self.check = _compile_checks(describe)
         functools.update_wrapper(self, describe)  # type: ignore[arg-type]
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -76,20 +222,32 @@ class command(Generic[P, Rs, Rb]):
         if obj is None:
             return self
         describe = self.describe
+        check = self.check
         queue: list[Cmd[Any, Any]] | None = getattr(obj, "_queue", None)
         if queue is not None:  # a pipeline: queue the command (the hot path of a large pipeline)
             append = queue.append
-
-            @functools.wraps(describe)
-            def bound(*args: Any, **kwargs: Any) -> Any:
-                append(describe(*args, **kwargs))
-                return obj
+            if check is None:
+                @functools.wraps(describe)
+                def bound(*args: Any, **kwargs: Any) -> Any:
+                    append(describe(*args, **kwargs))
+                    return obj
+            else:
+                @functools.wraps(describe)
+                def bound(*args: Any, **kwargs: Any) -> Any:
+                    check(args, kwargs)
+                    append(describe(*args, **kwargs))
+                    return obj
         else:
             invoke = obj._invoke
-
-            @functools.wraps(describe)
-            def bound(*args: Any, **kwargs: Any) -> Any:
-                return invoke(describe(*args, **kwargs))
+            if check is None:
+                @functools.wraps(describe)
+                def bound(*args: Any, **kwargs: Any) -> Any:
+                    return invoke(describe(*args, **kwargs))
+            else:
+                @functools.wraps(describe)
+                def bound(*args: Any, **kwargs: Any) -> Any:
+                    check(args, kwargs)
+                    return invoke(describe(*args, **kwargs))
 
         # Cache on the instance: the next lookup is a plain attribute read (no descriptor call).
         obj.__dict__[self.name] = bound
@@ -167,6 +325,29 @@ def _json(reply: Any) -> Any:
     return None if reply is None else json.loads(reply)
 
 
+def _zrange_bound(name: str, value: Arg, byscore: bool, bylex: bool) -> None:
+    """ZRANGE start/stop by mode: an index (int), a score (number, ``(1.5``, ``-inf``) or a lex
+    bound (``[a``, ``(a``, ``-``, ``+``). The annotations cannot say which, so it is checked here."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if bylex or (not byscore and isinstance(value, float)):
+            raise InvalidArgument(name, f"zrange() needs {'a lex bound like [a' if bylex else 'an int index'}, got {value!r}")
+        return
+    if not isinstance(value, (str, bytes)):
+        return  # the annotation check already refused anything that is not an argument
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    if bylex:
+        ok = text in ("-", "+") or text[:1] in ("[", "(")
+    else:
+        try:
+            (float if byscore else int)(text[1:] if byscore and text[:1] == "(" else text)
+            ok = True
+        except ValueError:
+            ok = False
+    if not ok:
+        want = "a lex bound ([a, (a, - or +)" if bylex else "a score (1.5, (1.5, -inf)" if byscore else "an int index"
+        raise InvalidArgument(name, f"zrange() needs {want}, got {value!r}")
+
+
 def _flag(args: list[Arg], name: str, on: bool) -> None:
     if on:
         args.append(name)
@@ -200,8 +381,8 @@ class Commands:
 
     @command
     def set(
-        key: Arg, value: Arg, *, ex: int | None = None, px: int | None = None, exat: int | None = None,
-        pxat: int | None = None, nx: bool = False, xx: bool = False, keepttl: bool = False,
+        key: Arg, value: Arg, *, ex: Positive | None = None, px: Positive | None = None,
+        exat: Positive | None = None, pxat: Positive | None = None, nx: bool = False, xx: bool = False, keepttl: bool = False,
     ) -> BoolCmd:
         """SET: True when the value was set (False when ``nx``/``xx`` prevented it)."""
         if ex is None and px is None and exat is None and pxat is None and not (nx or xx or keepttl):
@@ -217,7 +398,7 @@ class Commands:
         return Cmd(tuple(args), _ok)
 
     @command
-    def setex(key: Arg, seconds: int, value: Arg) -> BoolCmd:
+    def setex(key: Arg, seconds: Positive, value: Arg) -> BoolCmd:
         return Cmd(("SETEX", key, seconds, value), _ok)
 
     @command
@@ -234,7 +415,7 @@ class Commands:
         return Cmd(("GETDEL", key))
 
     @command
-    def getex(key: Arg, *, ex: int | None = None, px: int | None = None, persist: bool = False) -> OptValue:
+    def getex(key: Arg, *, ex: Positive | None = None, px: Positive | None = None, persist: bool = False) -> OptValue:
         args: list[Arg] = ["GETEX", key]
         _opt(args, "EX", ex)
         _opt(args, "PX", px)
@@ -365,7 +546,7 @@ class Commands:
         return Cmd(("RANDOMKEY",))
 
     @command
-    def scan(cursor: int = 0, match: Arg | None = None, count: int | None = None,
+    def scan(cursor: NonNegative = 0, match: Arg | None = None, count: Positive | None = None,
              type: str | None = None) -> Cmd[tuple[int, list[str]], tuple[int, list[bytes]]]:
         """SCAN: ``(next_cursor, keys)``; the iteration is complete when ``next_cursor`` is 0."""
         args: list[Arg] = ["SCAN", cursor]
@@ -379,7 +560,7 @@ class Commands:
         return Cmd(("DBSIZE",))
 
     @command
-    def memory_usage(key: Arg, *, samples: int | None = None) -> Cmd[int | None, int | None]:
+    def memory_usage(key: Arg, *, samples: NonNegative | None = None) -> Cmd[int | None, int | None]:
         """MEMORY USAGE: bytes the key takes, or None when it does not exist."""
         args: list[Arg] = ["MEMORY", "USAGE", key]
         _opt(args, "SAMPLES", samples)
@@ -472,7 +653,7 @@ class Commands:
         return Cmd(("HSTRLEN", key, field))
 
     @command
-    def hscan(key: Arg, cursor: int = 0, match: Arg | None = None, count: int | None = None
+    def hscan(key: Arg, cursor: NonNegative = 0, match: Arg | None = None, count: Positive | None = None
               ) -> Cmd[tuple[int, dict[str, str]], tuple[int, dict[bytes, bytes]]]:
         args: list[Arg] = ["HSCAN", key, cursor]
         _opt(args, "MATCH", match)
@@ -497,12 +678,12 @@ class Commands:
         return Cmd(("RPOP", key))
 
     @command
-    def lpop_count(key: Arg, count: int) -> Cmd[list[str] | None, list[bytes] | None]:
+    def lpop_count(key: Arg, count: NonNegative) -> Cmd[list[str] | None, list[bytes] | None]:
         """LPOP key count: up to ``count`` elements, None when the list does not exist."""
         return Cmd(("LPOP", key, count))
 
     @command
-    def rpop_count(key: Arg, count: int) -> Cmd[list[str] | None, list[bytes] | None]:
+    def rpop_count(key: Arg, count: NonNegative) -> Cmd[list[str] | None, list[bytes] | None]:
         return Cmd(("RPOP", key, count))
 
     @command
@@ -588,7 +769,7 @@ class Commands:
         return Cmd(("SDIFF", *keys), _set)
 
     @command
-    def sscan(key: Arg, cursor: int = 0, match: Arg | None = None, count: int | None = None
+    def sscan(key: Arg, cursor: NonNegative = 0, match: Arg | None = None, count: Positive | None = None
               ) -> Cmd[tuple[int, list[str]], tuple[int, list[bytes]]]:
         args: list[Arg] = ["SSCAN", key, cursor]
         _opt(args, "MATCH", match)
@@ -609,9 +790,12 @@ class Commands:
 
     @command
     def zrange(key: Arg, start: Arg, stop: Arg, *, withscores: bool = True, rev: bool = False,
-               byscore: bool = False, bylex: bool = False, offset: int | None = None,
+               byscore: bool = False, bylex: bool = False, offset: NonNegative | None = None,
                count: int | None = None) -> Cmd[list[Any], list[Any]]:
         """ZRANGE: ``[(member, score), ...]`` with ``withscores=True`` (the default), else members."""
+        if bylex or start.__class__ is not int or stop.__class__ is not int:  # ints: an index or score
+            _zrange_bound("start", start, byscore, bylex)
+            _zrange_bound("stop", stop, byscore, bylex)
         args: list[Arg] = ["ZRANGE", key, start, stop]
         _flag(args, "BYSCORE", byscore)
         _flag(args, "BYLEX", bylex)
@@ -658,15 +842,15 @@ class Commands:
         return Cmd(("ZREVRANK", key, member))
 
     @command
-    def zpopmin(key: Arg, count: int = 1) -> Cmd[list[tuple[str, float]], list[tuple[bytes, float]]]:
+    def zpopmin(key: Arg, count: NonNegative = 1) -> Cmd[list[tuple[str, float]], list[tuple[bytes, float]]]:
         return Cmd(("ZPOPMIN", key, count), _scored)
 
     @command
-    def zpopmax(key: Arg, count: int = 1) -> Cmd[list[tuple[str, float]], list[tuple[bytes, float]]]:
+    def zpopmax(key: Arg, count: NonNegative = 1) -> Cmd[list[tuple[str, float]], list[tuple[bytes, float]]]:
         return Cmd(("ZPOPMAX", key, count), _scored)
 
     @command
-    def zscan(key: Arg, cursor: int = 0, match: Arg | None = None, count: int | None = None
+    def zscan(key: Arg, cursor: NonNegative = 0, match: Arg | None = None, count: Positive | None = None
               ) -> Cmd[tuple[int, list[tuple[str, float]]], tuple[int, list[tuple[bytes, float]]]]:
         args: list[Arg] = ["ZSCAN", key, cursor]
         _opt(args, "MATCH", match)
@@ -675,7 +859,7 @@ class Commands:
 
     # -- streams -------------------------------------------------------------------------------
     @command
-    def xadd(key: Arg, fields: Mapping[Any, Arg], id: Arg = "*", *, maxlen: int | None = None,
+    def xadd(key: Arg, fields: Mapping[Any, Arg], id: Arg = "*", *, maxlen: NonNegative | None = None,
              approximate: bool = True) -> Value:
         """XADD: the id of the new entry."""
         args: list[Arg] = ["XADD", key]
@@ -687,7 +871,7 @@ class Commands:
         return Cmd(tuple(args))
 
     @command
-    def xrange(key: Arg, start: Arg = "-", end: Arg = "+", count: int | None = None
+    def xrange(key: Arg, start: Arg = "-", end: Arg = "+", count: NonNegative | None = None
                ) -> Cmd[list[tuple[str, dict[str, str]]], list[tuple[bytes, dict[bytes, bytes]]]]:
         """XRANGE: ``[(id, {field: value}), ...]``."""
         args: list[Arg] = ["XRANGE", key, start, end]
@@ -695,7 +879,7 @@ class Commands:
         return Cmd(tuple(args), _entries)
 
     @command
-    def xrevrange(key: Arg, end: Arg = "+", start: Arg = "-", count: int | None = None
+    def xrevrange(key: Arg, end: Arg = "+", start: Arg = "-", count: NonNegative | None = None
                   ) -> Cmd[list[tuple[str, dict[str, str]]], list[tuple[bytes, dict[bytes, bytes]]]]:
         args: list[Arg] = ["XREVRANGE", key, end, start]
         _opt(args, "COUNT", count)
@@ -710,11 +894,11 @@ class Commands:
         return Cmd(("XDEL", key, *ids))
 
     @command
-    def xtrim(key: Arg, maxlen: int, *, approximate: bool = False) -> IntCmd:
+    def xtrim(key: Arg, maxlen: NonNegative, *, approximate: bool = False) -> IntCmd:
         return Cmd(("XTRIM", key, "MAXLEN", "~" if approximate else "=", maxlen))
 
     @command
-    def xread(streams: Mapping[Any, Arg], count: int | None = None
+    def xread(streams: Mapping[Any, Arg], count: NonNegative | None = None
               ) -> Cmd[dict[str, list[tuple[str, dict[str, str]]]], dict[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]:
         """XREAD (non-blocking; BLOCK is not supported by the interface): stream -> entries after the id."""
         args: list[Arg] = ["XREAD"]
@@ -731,7 +915,7 @@ class Commands:
         return Cmd(tuple(args), _ok)
 
     @command
-    def xreadgroup(group: Arg, consumer: Arg, streams: Mapping[Any, Arg], count: int | None = None
+    def xreadgroup(group: Arg, consumer: Arg, streams: Mapping[Any, Arg], count: NonNegative | None = None
                    ) -> Cmd[dict[str, list[tuple[str, dict[str, str]]]], dict[bytes, list[tuple[bytes, dict[bytes, bytes]]]]]:
         args: list[Arg] = ["XREADGROUP", "GROUP", group, consumer]
         _opt(args, "COUNT", count)
@@ -767,7 +951,7 @@ class Commands:
 
     @command
     def geosearch(key: Arg, longitude: float, latitude: float, radius: float, unit: str = "m",
-                  *, count: int | None = None, asc: bool = True) -> Values:
+                  *, count: Positive | None = None, asc: bool = True) -> Values:
         """GEOSEARCH FROMLONLAT ... BYRADIUS ...: members within the radius, nearest first."""
         args: list[Arg] = ["GEOSEARCH", key, "FROMLONLAT", longitude, latitude, "BYRADIUS", radius, unit]
         args.append("ASC" if asc else "DESC")

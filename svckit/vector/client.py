@@ -45,6 +45,16 @@ QUERY_FIELDS = {
 
 QueryInput = str | Mapping[str, Any]
 
+#: wire field -> the values the service accepts (upper-case on the wire; any case is accepted here)
+CHOICES = {
+    "queryMode": ("HYBRID", "DENSE", "SPARSE"),
+    "fusionAlgorithm": ("RRF", "DBSF"),
+    "weightingStrategy": ("IDF",),
+}
+BOOLEANS = ("includeMetadata", "includeVectors", "includeData")
+#: wire field -> the snake_case argument name used in errors
+ARGUMENT_NAMES = {wire: name for name, wire in QUERY_FIELDS.items()}
+
 
 # -- pure protocol -----------------------------------------------------------------------------
 
@@ -71,7 +81,31 @@ def _query_object(item: QueryInput, options: Mapping[str, Any]) -> dict[str, Any
     top_k = body.get("topK")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
         raise InvalidArgument("top_k", f"must be a positive integer, got {top_k!r}")
+    _check_query_fields(body)
     return body
+
+
+def _check_booleans(body: Mapping[str, Any]) -> None:
+    for wire in BOOLEANS:
+        value = body.get(wire)
+        if value is not None and not isinstance(value, bool):
+            raise InvalidArgument(ARGUMENT_NAMES[wire], f"must be True or False, got {value!r}")
+
+
+def _check_query_fields(body: dict[str, Any]) -> None:
+    """Refuse (before any request) option values the service would reject; enum values are sent
+    upper-case, as the service spells them."""
+    _check_booleans(body)
+    flt = body.get("filter")
+    if flt is not None and not isinstance(flt, str):
+        raise InvalidArgument("filter", f"must be a filter expression string, got {type(flt).__name__}")
+    for wire, allowed in CHOICES.items():
+        value = body.get(wire)
+        if value is None:
+            continue
+        if not isinstance(value, str) or value.upper() not in allowed:
+            raise InvalidArgument(ARGUMENT_NAMES[wire], f"must be one of {', '.join(allowed)}, got {value!r}")
+        body[wire] = value.upper()
 
 
 def build_query(data: QueryInput | Sequence[QueryInput], namespace: str = "", **options: Any) -> tuple[ApiRequest, bool]:
@@ -118,6 +152,7 @@ def build_fetch(ids: str | Sequence[str], namespace: str = "", *, include_metada
                 include_vectors: bool = False, include_data: bool = True) -> ApiRequest:
     body = {"ids": _ids(ids), "includeMetadata": include_metadata, "includeVectors": include_vectors,
             "includeData": include_data}
+    _check_booleans(body)
     return ApiRequest("POST", _path("fetch", namespace), json=body, idempotent=True)
 
 
@@ -235,8 +270,8 @@ class Vector(_Base):
         """
         request, batch = build_query(
             data, namespace, top_k=top_k, include_metadata=include_metadata, include_vectors=include_vectors,
-            include_data=include_data, filter=filter or None, weighting_strategy=weighting_strategy,
-            fusion_algorithm=fusion_algorithm, query_mode=query_mode,
+            include_data=include_data, filter=None if filter == "" else filter,
+            weighting_strategy=weighting_strategy, fusion_algorithm=fusion_algorithm, query_mode=query_mode,
         )
         return decode_query(self._call(request, "query-data"), batch)
 
@@ -295,8 +330,8 @@ class AsyncVector(_Base):
                          namespace: str = "") -> list[QueryResult] | list[list[QueryResult]]:
         request, batch = build_query(
             data, namespace, top_k=top_k, include_metadata=include_metadata, include_vectors=include_vectors,
-            include_data=include_data, filter=filter or None, weighting_strategy=weighting_strategy,
-            fusion_algorithm=fusion_algorithm, query_mode=query_mode,
+            include_data=include_data, filter=None if filter == "" else filter,
+            weighting_strategy=weighting_strategy, fusion_algorithm=fusion_algorithm, query_mode=query_mode,
         )
         return decode_query(await self._call(request, "query-data"), batch)
 
