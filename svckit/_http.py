@@ -18,16 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import random
+import socket
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from svckit import __version__
 from svckit.errors import RequestTimeout, StreamClosed, TransportError, mask
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 DEFAULT_TIMEOUT = 10.0
 USER_AGENT = f"svckit/{__version__}"
@@ -203,14 +209,14 @@ class SyncTransport(_TransportBase):
             assert response is not None
             return response
 
-    def stream_lines(self, request: ApiRequest) -> Iterator[str]:
-        """Open a Server-Sent Events stream and yield each event's ``data`` payload.
+    def stream_lines(self, request: ApiRequest) -> EventStream:
+        """Open a Server-Sent Events stream now; iterate the returned :class:`EventStream` for each
+        event's ``data`` payload.
 
-        The stream is opened with the retry policy (opening is safe to repeat); a stream that breaks
-        after it was opened ends with :class:`StreamClosed`.
+        Opening follows the retry policy (opening is safe to repeat) and raises
+        :class:`StreamRefused` for an HTTP error status. ``EventStream.close()`` may be called from
+        any thread, also while another thread is blocked reading it.
         """
-        from httpx_sse import EventSource
-
         attempt = 0
         while True:
             attempt += 1
@@ -222,16 +228,15 @@ class SyncTransport(_TransportBase):
                     continue
                 raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
             break
-        try:
-            if response.status_code >= 400:
+        if response.status_code >= 400:
+            try:
                 response.read()
-                raise StreamRefused(response)
-            for event in EventSource(response).iter_sse():
-                yield event.data
-        except httpx.HTTPError as exc:
-            raise StreamClosed(self.redact(f"event stream broke: {type(exc).__name__}: {exc}")) from None
-        finally:
-            response.close()
+            except httpx.HTTPError:
+                pass  # the status alone still says why
+            finally:
+                response.close()
+            raise StreamRefused(response)
+        return EventStream(response, self._secrets)
 
     def close(self) -> None:
         self._client.close()
@@ -281,9 +286,13 @@ class AsyncTransport(_TransportBase):
             assert response is not None
             return response
 
-    async def stream_lines(self, request: ApiRequest) -> AsyncIterator[str]:
-        from httpx_sse import EventSource
+    def stream_lines(self, request: ApiRequest) -> AsyncEventStream:
+        """The asyncio counterpart of :meth:`SyncTransport.stream_lines`: the returned
+        :class:`AsyncEventStream` opens at its first ``__anext__`` (or ``await stream.open()``),
+        with the same retry policy, and raises :class:`StreamRefused` then for an error status."""
+        return AsyncEventStream(self, request)
 
+    async def _open_stream(self, request: ApiRequest) -> httpx.Response:
         attempt = 0
         while True:
             attempt += 1
@@ -295,16 +304,15 @@ class AsyncTransport(_TransportBase):
                     continue
                 raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
             break
-        try:
-            if response.status_code >= 400:
+        if response.status_code >= 400:
+            try:
                 await response.aread()
-                raise StreamRefused(response)
-            async for event in EventSource(response).aiter_sse():
-                yield event.data
-        except httpx.HTTPError as exc:
-            raise StreamClosed(self.redact(f"event stream broke: {type(exc).__name__}: {exc}")) from None
-        finally:
-            await response.aclose()
+            except httpx.HTTPError:
+                pass
+            finally:
+                await response.aclose()
+            raise StreamRefused(response)
+        return response
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -316,8 +324,183 @@ class AsyncTransport(_TransportBase):
         await self.aclose()
 
 
+def _broke(error: BaseException, secrets: tuple[str, ...]) -> StreamClosed:
+    return StreamClosed(redact(f"event stream broke: {type(error).__name__}: {error}", secrets))
+
+
+class EventStream:
+    """An open Server-Sent Events stream (sync): iterating yields each event's ``data`` payload.
+
+    ``close()`` is safe from any thread, at any time, any number of times. Closing while another
+    thread is blocked in ``next()`` shuts the socket down, so that read returns at once; a reader
+    of a stream closed on purpose ends with ``StopIteration`` (a ``for`` loop just stops), whereas
+    a stream that broke by itself raises :class:`~svckit.errors.StreamClosed`.
+    """
+
+    def __init__(self, response: httpx.Response, secrets: tuple[str, ...] = ()) -> None:
+        from httpx_sse import EventSource
+
+        self._response = response
+        self._secrets = secrets
+        self._events = EventSource(response).iter_sse()
+        self._lock = threading.Lock()
+        self._closed = False    # close() was called, or the stream ended
+        self._reading = False   # a thread is inside next(self._events)
+        self._released = False  # the response was closed
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> str:
+        with self._lock:
+            if self._closed:
+                self._release()
+                raise StopIteration
+            self._reading = True
+        try:
+            event = next(self._events)
+        except StopIteration:
+            self._end()
+            raise
+        except Exception as exc:
+            if self._end():  # closed on purpose: whatever the interrupted read raised is expected
+                raise StopIteration from None
+            if isinstance(exc, httpx.HTTPError):
+                raise _broke(exc, self._secrets) from None
+            raise
+        with self._lock:
+            self._reading = False
+            if self._closed:  # closed while this event arrived: the caller asked for no more
+                self._release()
+                raise StopIteration
+        return event.data
+
+    def _end(self) -> bool:
+        """The stream is over (it ended, broke or was interrupted): release the response. True when
+        close() had been called, so the reader stops quietly."""
+        with self._lock:
+            self._reading = False
+            requested = self._closed
+            self._closed = True
+            self._release()
+        return requested
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if not self._reading:
+                self._release()
+                return
+        # A thread is blocked in a read: wake it; it releases the response itself on its way out
+        # (closing the response here would race with the connection pool in that thread).
+        self._interrupt()
+
+    def _release(self) -> None:
+        # called with self._lock held
+        if not self._released:
+            self._released = True
+            with contextlib.suppress(Exception):  # a connection that is already gone
+                self._response.close()
+
+    def _interrupt(self) -> None:
+        stream = self._response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            try:
+                # socket.socket.shutdown also on an SSLSocket: wakes the blocked recv with EOF
+                # without touching the TLS state the reading thread is using.
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                return
+            except OSError:
+                pass
+        # no socket to shut down (a mock or custom transport): closing the response is the best
+        # remaining way to end the read
+        with self._lock:
+            self._release()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncEventStream:
+    """An asyncio Server-Sent Events stream: ``async for data in stream``; it opens at the first
+    ``__anext__`` (or ``await stream.open()``). ``await aclose()`` ends it: a reader of a stream
+    closed on purpose ends with ``StopAsyncIteration``, one that broke by itself raises
+    :class:`~svckit.errors.StreamClosed`. (Cancel the reading task to interrupt a pending read.)
+    """
+
+    def __init__(self, transport: AsyncTransport, request: ApiRequest) -> None:
+        self._transport = transport
+        self._request = request
+        self._response: httpx.Response | None = None
+        self._events: AsyncIterator[Any] | None = None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def open(self) -> Self:
+        """Open the stream now (no-op when open); raises :class:`StreamRefused` for an error status."""
+        if self._events is None and not self._closed:
+            from httpx_sse import EventSource
+
+            self._response = await self._transport._open_stream(self._request)
+            self._events = EventSource(self._response).aiter_sse()
+        return self
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> str:
+        await self.open()
+        if self._closed or self._events is None:
+            raise StopAsyncIteration
+        try:
+            event = await self._events.__anext__()
+        except StopAsyncIteration:
+            await self.aclose()
+            raise
+        except Exception as exc:
+            closed, self._closed = self._closed, True
+            await self._release()
+            if closed:
+                raise StopAsyncIteration from None
+            if isinstance(exc, httpx.HTTPError):
+                raise _broke(exc, self._transport._secrets) from None
+            raise
+        if self._closed:
+            raise StopAsyncIteration
+        return event.data
+
+    async def aclose(self) -> None:
+        self._closed = True
+        await self._release()
+
+    async def _release(self) -> None:
+        response, self._response = self._response, None
+        if response is not None:
+            with contextlib.suppress(Exception):  # a connection that is already gone
+                await response.aclose()
+
+    async def __aenter__(self) -> Self:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 class StreamRefused(Exception):
-    """Raised inside a stream generator when the server refused to open the stream.
+    """Raised when opening a stream, when the server refused it with an HTTP error status.
 
     Clients catch it and turn ``response`` into their own APIError (they know the error body format).
     """

@@ -17,7 +17,7 @@ from collections import deque
 OK_BODY = b'{"result":"OK"}'
 
 #: fault name -> what the server does with the request
-FAULTS = ("ok", "reset", "truncate", "slow", "500", "503", "sse", "sse-break", "sse-2")
+FAULTS = ("ok", "reset", "truncate", "slow", "500", "503", "sse", "sse-break", "sse-2", "sse-hold")
 
 
 class FaultServer:
@@ -91,6 +91,14 @@ class FaultServer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 sock.close()
                 return False
+            if fault == "sse-hold":
+                # keep the stream open without another event until the client goes away
+                while True:
+                    try:
+                        if not sock.recv(65536):
+                            return False
+                    except OSError:
+                        return False
             sock.sendall(b"0\r\n\r\n")
             return True
         return _send(sock, 200, OK_BODY)

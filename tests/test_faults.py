@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from svckit._http import ApiRequest, AsyncTransport, RetryPolicy, SyncTransport
+from svckit._http import ApiRequest, AsyncTransport, RetryPolicy, StreamRefused, SyncTransport
 from svckit.errors import RequestTimeout, StreamClosed, TransportError
 from tests.faults import FaultServer
 
@@ -80,6 +83,71 @@ def test_broken_sse_stream_ends_with_stream_closed(server):
         for data in t.stream_lines(ApiRequest("POST", "/monitor")):
             seen.append(data)
     assert seen == ['"OK"', "one", "two"]
+
+
+def test_closing_a_sync_stream_from_another_thread_ends_a_blocked_reader(server):
+    """The reader waits for an event that never comes; close() from this thread makes its next()
+    end with StopIteration (a deliberate close is not an error), promptly."""
+    server.play("sse-hold")
+    seen: list[str] = []
+    outcome: list[object] = []
+    with sync_transport(server) as t:
+        stream = t.stream_lines(ApiRequest("POST", "/monitor"))
+
+        def read() -> None:
+            try:
+                while True:
+                    seen.append(next(stream))
+            except StopIteration:
+                outcome.append("StopIteration")
+            except BaseException as exc:  # noqa: BLE001 - the test reports it
+                outcome.append(exc)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 5
+        while len(seen) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # the reader is now blocked waiting for a fourth event
+        assert seen == ['"OK"', "one", "two"] and reader.is_alive()
+        started = time.monotonic()
+        stream.close()
+        reader.join(5)
+        assert not reader.is_alive(), "close() did not end the blocked read"
+        assert time.monotonic() - started < 2
+        assert outcome == ["StopIteration"]
+        assert stream.closed
+        stream.close()  # idempotent
+        with pytest.raises(StopIteration):
+            next(stream)
+        assert t.send(READ).status_code == 200  # the transport is still usable
+
+
+def test_closing_a_sync_stream_before_reading_it(server):
+    server.play("sse-hold")
+    with sync_transport(server) as t:
+        stream = t.stream_lines(ApiRequest("POST", "/monitor"))
+        stream.close()
+        assert list(stream) == []
+
+
+def test_a_refused_stream_raises_at_open(server):
+    server.play("500")
+    with sync_transport(server) as t, pytest.raises(StreamRefused) as info:
+        t.stream_lines(ApiRequest("POST", "/monitor"))
+    assert info.value.response.status_code == 500
+    assert info.value.response.json() == {"error": "injected fault"}
+
+
+async def test_async_stream_yields_events_and_stops_when_closed(server):
+    server.play("sse-hold", "500")
+    async with AsyncTransport(server.url, retry=RETRY, timeout=TIMEOUT) as t:
+        stream = t.stream_lines(ApiRequest("POST", "/monitor"))
+        assert [await stream.__anext__() for _ in range(3)] == ['"OK"', "one", "two"]
+        await stream.aclose()
+        assert [data async for data in stream] == []
+        with pytest.raises(StreamRefused):
+            await t.stream_lines(ApiRequest("POST", "/monitor")).open()
 
 
 @pytest.mark.parametrize("fault", TRANSIENT)

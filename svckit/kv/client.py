@@ -8,7 +8,6 @@ policy that repeats only idempotent (read-only) commands after a reset connectio
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
@@ -17,13 +16,16 @@ import httpx
 from svckit._http import (
     DEFAULT_TIMEOUT,
     ApiRequest,
+    AsyncEventStream,
     AsyncTransport,
     BearerAuth,
+    EventStream,
     RetryPolicy,
     StreamRefused,
     SyncTransport,
 )
 from svckit.config import Settings
+from svckit._json import loads
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
 from svckit.kv.protocol import (
@@ -99,7 +101,7 @@ class _Base(Commands, Generic[S]):
     def _refused(self, refused: StreamRefused, what: str) -> SvcError:
         response = refused.response
         try:
-            body = json.loads(response.content)
+            body = loads(response.content)
         except ValueError:
             body = {"error": response.text[:200] or f"HTTP {response.status_code}"}
         return Codec.error(response.status_code, body, [what])
@@ -357,7 +359,7 @@ class BasePipeline(Commands):
     def _results(self, commands: list[Cmd[Any, Any]], request: ApiRequest, response: httpx.Response) -> list[Any]:
         values = self._client._codec.decode_batch(
             response.status_code, response.headers.get("content-type", ""), response.content,
-            request.json, transaction=self.transaction,
+            [cmd.args for cmd in commands], transaction=self.transaction,
         )
         for index, cmd in enumerate(commands):
             convert = cmd.convert
@@ -425,24 +427,31 @@ def _is_ok(payload: str) -> bool:
 
 
 class _SyncStream:
+    """Opened when built (a refusal raises the client's APIError). ``close()`` is safe from any
+    thread: a thread blocked waiting for the next event then ends its iteration quietly."""
+
     def __init__(self, client: KV[Any], path: str, what: str, timeout: float | None) -> None:
         self._client = client
         self._what = what
         request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
                              timeout=_stream_timeout(timeout))
-        self._lines: Any = client._transport.stream_lines(request)
+        try:
+            self._lines: EventStream = client._transport.stream_lines(request)
+        except StreamRefused as refused:
+            raise client._refused(refused, what) from None
 
     def _next_payload(self) -> str:
-        try:
-            return next(self._lines)
-        except StreamRefused as refused:
-            raise self._client._refused(refused, self._what) from None
+        return next(self._lines)
 
     def _first_payload(self) -> str:
         try:
             return self._next_payload()
         except StopIteration:
             raise StreamClosed(f"the {self._what} stream ended before its first event") from None
+
+    @property
+    def closed(self) -> bool:
+        return self._lines.closed
 
     def close(self) -> None:
         self._lines.close()
@@ -491,15 +500,14 @@ class _AsyncStream:
     def __init__(self, client: AsyncKV[Any], path: str, what: str, timeout: float | None) -> None:
         self._client = client
         self._what = what
-        self._request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
-                                   timeout=_stream_timeout(timeout))
-        self._lines: Any = None
+        request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
+                             timeout=_stream_timeout(timeout))
+        self._lines: AsyncEventStream = client._transport.stream_lines(request)
+        self._started = False
 
     async def _next_payload(self) -> str:
-        if self._lines is None:
-            self._lines = self._client._transport.stream_lines(self._request)
         try:
-            return cast(str, await self._lines.__anext__())
+            return await self._lines.__anext__()
         except StreamRefused as refused:
             raise self._client._refused(refused, self._what) from None
 
@@ -514,13 +522,13 @@ class _AsyncStream:
 
     async def start(self) -> Self:
         """Open the stream now (``async with`` does this)."""
-        if self._lines is None:
+        if not self._started:
+            self._started = True
             await self._open()
         return self
 
     async def aclose(self) -> None:
-        if self._lines is not None:
-            await self._lines.aclose()
+        await self._lines.aclose()
 
     async def __aenter__(self) -> Self:
         return await self.start()

@@ -154,8 +154,9 @@ class StreamPump:
     """Read an event iterator in a background thread and show the newest lines in an HTML widget.
 
     Stopping must not leave a thread blocked in a network read: ``stop()`` sets a flag, closes the
-    stream if the iterable has ``close()`` (the clients' SSE streams do), calls ``wake`` (for
-    example a PING that makes the monitor produce one more event) and joins the thread.
+    stream and joins the thread. The stream's ``close()`` must be safe from another thread and end
+    a blocked read (the clients' SSE streams, ``kv.monitor()`` and ``kv.subscribe()``, are); a
+    stream that cannot be interrupted that way makes ``stop()`` return False after ``timeout``.
     """
 
     def __init__(self, target: W.HTML, fmt: Callable[[Any], str], max_lines: int = 200,
@@ -169,18 +170,17 @@ class StreamPump:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._stream: Any = None
-        self._wake: Callable[[], Any] | None = None
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def start(self, open_stream: Callable[[], Iterable[Any]], wake: Callable[[], Any] | None = None) -> None:
+    def start(self, open_stream: Callable[[], Iterable[Any]]) -> None:
         if self.running:
             return
         self._stop.clear()
         self.error = None
-        self._wake = wake
+        self._stream = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(open_stream,), daemon=True,
                                         name="svckit-stream")
@@ -193,6 +193,9 @@ class StreamPump:
             self._stream = open_stream()
             iterator = iter(self._stream)
             self._ready.set()
+            if self._stop.is_set():  # stop() came while the stream was opening
+                _close(self._stream)
+                return
             for event in iterator:
                 if self._stop.is_set():
                     break
@@ -201,9 +204,7 @@ class StreamPump:
                 if self.on_event is not None:
                     self.on_event(event)
                 self._render()
-            close = getattr(iterator, "close", None)
-            if callable(close):
-                close()
+            _close(iterator)
         except Exception as exc:  # noqa: BLE001 - shown in the widget, the thread ends
             if not self._stop.is_set():
                 self.error = f"{type(exc).__name__}: {exc}"
@@ -219,14 +220,9 @@ class StreamPump:
     def stop(self, timeout: float = 5.0) -> bool:
         """Stop reading; True when the thread has ended."""
         self._stop.set()
-        stream = self._stream
-        close = getattr(stream, "close", None)
-        if callable(close) and not _is_generator(stream):
+        if self._stream is not None:
             with contextlib.suppress(Exception):  # a stream that already ended
-                close()
-        if self._wake is not None and self.running:
-            with contextlib.suppress(Exception):  # best effort: the join below bounds the wait
-                self._wake()
+                _close(self._stream)
         if self._thread is not None:
             self._thread.join(timeout)
         ended = not self.running
@@ -239,7 +235,7 @@ class StreamPump:
         self._render()
 
 
-def _is_generator(obj: Any) -> bool:
-    import inspect
-
-    return inspect.isgenerator(obj)
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if callable(close):
+        close()

@@ -687,7 +687,7 @@ class KVExplorer(W.VBox):
 
     def start_monitor(self) -> None:
         self.monitor_view.value = '<div class="svc-muted">Monitor is starting…</div>'
-        self.monitor.start(self.kv.monitor, wake=lambda: self.kv.execute("PING"))
+        self.monitor.start(self.kv.monitor)
         self.monitor_toggle.description = "Stop monitor"
         if not self.monitor_toggle.value:
             self.monitor_toggle.value = True
@@ -709,7 +709,7 @@ class KVExplorer(W.VBox):
         channel = channel or self.channel_box.value
         self.channel_box.value = channel
         self.pubsub_view.value = f'<div class="svc-muted">Subscribing to {html.escape(channel)}…</div>'
-        self.pubsub.start(lambda: self.kv.subscribe(channel), wake=lambda: self.kv.publish(channel, ""))
+        self.pubsub.start(lambda: self.kv.subscribe(channel))
         self.subscribe_toggle.description = "Unsubscribe"
         if not self.subscribe_toggle.value:
             self.subscribe_toggle.value = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import httpx
 import pytest
@@ -214,6 +215,62 @@ def test_subscribe_and_publish(sandbox: Sandbox, kv: KV[str]) -> None:
         assert kv.publish("news, daily", "hello, world") == 1
         message: Message = next(sub)
     assert (message.kind, message.channel, message.data) == ("message", "news, daily", "hello, world")
+
+
+def test_a_subscription_closed_from_another_thread_ends_quietly_and_publishes_nothing(
+        sandbox: Sandbox, kv: KV[str]) -> None:
+    """close() from this thread ends a reader blocked in the subscription (no error), and does not
+    "wake" it by publishing: another subscriber of the channel gets no extra message."""
+    channel = "closing, quietly"
+    with KV.from_settings(sandbox.settings) as other, other.subscribe(channel) as witness:
+        assert next(witness).kind == "subscribe"
+        subscription = kv.subscribe(channel)
+        seen: list[str] = []
+        outcome: list[object] = []
+
+        def read() -> None:
+            try:
+                for message in subscription:
+                    seen.append(message.kind)
+                outcome.append("ended")
+            except BaseException as exc:  # noqa: BLE001 - the test reports it
+                outcome.append(exc)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 5
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # the reader is now blocked waiting for a message
+        subscription.close()
+        reader.join(5)
+        assert not reader.is_alive(), "close() did not end the blocked reader"
+        assert seen == ["subscribe"] and outcome == ["ended"]
+        # the first message the witness sees is the next real one: nothing was sent to stop the reader
+        kv.publish(channel, "after close")
+        message = next(witness)
+    assert (message.kind, message.data) == ("message", "after close")
+
+
+def test_a_monitor_closed_from_another_thread_ends_quietly(sandbox: Sandbox, kv: KV[str]) -> None:
+    monitor = kv.monitor()
+    outcome: list[object] = []
+
+    def read() -> None:
+        try:
+            for _event in monitor:
+                pass
+            outcome.append("ended")
+        except BaseException as exc:  # noqa: BLE001 - the test reports it
+            outcome.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    time.sleep(0.2)
+    monitor.close()
+    reader.join(5)
+    assert not reader.is_alive() and outcome == ["ended"] and monitor.closed
+    assert kv.execute("PING") == "PONG"
 
 
 def test_errors_by_status(sandbox: Sandbox, kv: KV[str]) -> None:

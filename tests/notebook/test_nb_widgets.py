@@ -306,35 +306,67 @@ def test_dashboard_upgrade_and_rotate_need_confirmation(clients):
     assert d.account.plan == "queue_enterprise_10m"
 
 
-def test_stream_pump_stops_a_blocked_generator_with_its_wake_call():
-    """A generator blocked in a read cannot be closed from another thread; the wake-up event lets
-    the reading thread see the stop flag and end the stream itself."""
+def test_stream_pump_stop_closes_a_blocked_stream():
+    """stop() closes the stream from the caller's thread; a stream whose close() ends a blocked read
+    (as the clients' SSE streams do) lets the reading thread end at once."""
     import queue
 
     import ipywidgets as W
 
     from svckit.widgets._common import StreamPump
 
-    events: queue.Queue = queue.Queue()
-    closed = []
+    end = object()
 
-    def stream():
-        try:
-            while True:
-                yield events.get()
-        finally:
-            closed.append(True)
+    class Stream:
+        def __init__(self) -> None:
+            self.events: queue.Queue = queue.Queue()
+            self.closed = 0
 
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            item = self.events.get()  # blocks, like a network read
+            if item is end:
+                raise StopIteration
+            return item
+
+        def close(self) -> None:
+            self.closed += 1
+            self.events.put(end)
+
+    stream = Stream()
     target = W.HTML()
     pump = StreamPump(target, fmt=str, max_lines=3)
-    pump.start(stream, wake=lambda: events.put("wake"))
+    pump.start(lambda: stream)
     for i in range(5):
-        events.put(f"event {i}")
+        stream.events.put(f"event {i}")
     assert wait_for(lambda: pump.count == 5)
     assert list(pump.lines) == ["event 2", "event 3", "event 4"]  # newest lines only
     assert "event 4" in target.value and "event 1" not in target.value
     assert pump.stop() is True
-    assert closed == [True] and not pump.running
+    assert stream.closed >= 1 and not pump.running and pump.error is None
+
+
+def test_stopping_pubsub_sends_nothing_to_other_subscribers(kv):
+    """Unsubscribing the widget must not publish anything to wake its reader: another subscriber of
+    the channel sees only real messages."""
+    spy = Counting(kv)
+    w = KVExplorer(spy, pattern="greeting")
+    w.subscribe("shared-news")
+    w.monitor_toggle.value = True
+    assert w.pubsub.running and w.monitor.running
+    with kv.subscribe("shared-news") as witness:
+        assert next(witness).kind == "subscribe"
+        before = Counter(spy.calls)
+        assert w.unsubscribe() is True
+        w.monitor_toggle.value = False
+        assert not w.pubsub.running and w.pubsub.error is None
+        assert not w.monitor.running and w.monitor.error is None
+        assert spy.calls == before  # stopping sent no command (no PUBLISH, no PING)
+        kv.publish("shared-news", "real news")
+        message = next(witness)
+    assert (message.kind, message.data) == ("message", "real news")
 
 
 def test_format_duration():
