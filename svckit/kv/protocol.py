@@ -36,7 +36,6 @@ U+FFFD, as the JSON format does on the server), ``decode=False`` gives ``bytes``
 from __future__ import annotations
 
 import binascii
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
 from svckit._http import ApiRequest
+from svckit._json import JSON_HEADERS, dumps, loads
 from svckit.errors import (
     APIError,
     CommandError,
@@ -291,6 +291,7 @@ class Codec:
         if base64:
             headers[ENCODING_HEADER] = "base64"
         self.batch_headers = dict(headers)  # /pipeline and /multi-exec always answer in JSON
+        self.batch_json_headers = {**self.batch_headers, **JSON_HEADERS}
         if resp2:
             headers[FORMAT_HEADER] = "resp2"
         self.headers = headers
@@ -340,7 +341,8 @@ class Codec:
     def _json_request(self, raw: list[bytes], idempotent: bool, why: str) -> ApiRequest:
         texts = self._texts(raw, why or "arguments must be valid UTF-8")
         # JSON replies only for this form would be surprising; keep the configured format.
-        return ApiRequest("POST", "/", headers=self.headers, json=texts, idempotent=idempotent)
+        return ApiRequest("POST", "/", headers={**self.headers, **JSON_HEADERS}, content=dumps(texts),
+                          idempotent=idempotent)
 
     @staticmethod
     def _texts(raw: list[bytes], why: str) -> list[str]:
@@ -356,7 +358,7 @@ class Codec:
         """``/pipeline`` or ``/multi-exec``: a JSON array of command arrays (see :func:`json_args`)."""
         idempotent = all(is_read_only(row) for row in rows)
         path = "/multi-exec" if transaction else "/pipeline"
-        return ApiRequest("POST", path, headers=self.batch_headers, json=rows, idempotent=idempotent)
+        return ApiRequest("POST", path, headers=self.batch_json_headers, content=dumps(rows), idempotent=idempotent)
 
     # replies
     def value(self, item: Any, *, b64: bool) -> Any:
@@ -426,7 +428,7 @@ class Codec:
 
     def _json(self, status: int, content_type: str, body: bytes, args: Sequence[Arg]) -> Any:
         try:
-            return json.loads(body)
+            return loads(body)
         except ValueError:
             pass
         if self.resp2 and body[:1] == b"-":

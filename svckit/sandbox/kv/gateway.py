@@ -27,21 +27,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from svckit._json import dumps
 from svckit.sandbox.kv import commands
 from svckit.sandbox.kv.events import SSEResponse
 from svckit.sandbox.kv.resp import Status, error_text, to_resp2
 
 if TYPE_CHECKING:
     from svckit.sandbox.kv import KVArea
-
-try:  # orjson is several times faster for the envelope; the stdlib is the fallback
-    import orjson
-
-    def dumps(obj: Any) -> bytes:
-        return orjson.dumps(obj)
-except ImportError:  # pragma: no cover
-    def dumps(obj: Any) -> bytes:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
 
 ALLOWED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT"})
 JSON_TYPE = "application/json"
@@ -109,7 +101,8 @@ def _argument(value: Any) -> bytes:
     if isinstance(value, str):
         return value.encode()
     if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        raise ValueError(f"command arguments must be strings or numbers, not {json.dumps(value)}")
+        kind = "null" if value is None else "a boolean" if isinstance(value, bool) else f"an {type(value).__name__}"
+        raise ValueError(f"command arguments must be strings or numbers, not {kind}")
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value)).encode()
     return str(value).encode()
@@ -118,7 +111,7 @@ def _argument(value: Any) -> bytes:
 def parse_command_rows(body: bytes, *, batch: bool) -> list[list[bytes]]:
     """The JSON body of ``POST /`` (one command) or of /pipeline and /multi-exec (rows of commands)."""
     try:
-        data = json.loads(body)
+        data = json.loads(body)  # the stdlib keeps integers beyond 64 bits exact
     except json.JSONDecodeError as exc:
         raise ValueError(f"ERR syntax error: the body is not valid JSON ({exc.msg})") from None
     except ValueError:
