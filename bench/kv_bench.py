@@ -24,11 +24,8 @@ import asyncio
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis
@@ -36,7 +33,7 @@ import upstash_redis
 import upstash_redis.asyncio
 
 from svckit.kv import KV, AsyncKV
-from svckit.sandbox import Sandbox
+from _child import sandbox_process
 
 VALUE = "v" * 64
 
@@ -107,40 +104,6 @@ def async_pipelined(client: Any, batch: int) -> Callable[[], Awaitable[int]]:
     return op
 
 
-def serve() -> None:
-    """Child process: run the sandbox, print its settings and the backing Redis URL, serve until killed."""
-    sandbox = Sandbox(areas=["kv"], backend="redis")
-
-    def ready(sb: Sandbox) -> None:
-        for name, value in sb.env.items():
-            print(f"{name}={value}")
-        print(f"REDIS_URL={sb.area('kv').redis_url}")  # type: ignore[attr-defined]
-        print("READY", flush=True)
-
-    sandbox.serve_forever(on_ready=ready)
-
-
-@contextmanager
-def sandbox_process() -> Iterator[dict[str, str]]:
-    """The sandbox in a child process: the clients measured here must not share a GIL with it."""
-    cmd = [sys.executable, __file__, "--serve"]
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    env: dict[str, str] = {}
-    try:
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.strip() == "READY":
-                break
-            name, _, value = line.strip().partition("=")
-            env[name] = value
-        else:
-            raise RuntimeError("the sandbox process exited before it was ready")
-        yield env
-    finally:
-        child.terminate()
-        child.wait(timeout=30)
-
-
 Measure = Callable[[float], Result]  # duration in seconds -> (ops/s, CPU us/op)
 
 
@@ -199,7 +162,7 @@ Row = tuple[str, str, float, float, float, float]  # workload, client, ops/s, ra
 
 def run(seconds: float, batch: int, concurrency: int, rounds: int) -> list[Row]:
     rows: list[Row] = []
-    with sandbox_process() as env:
+    with sandbox_process(areas=["kv"], backend="redis") as env:
         url, token, redis_url = env["SVC_KV_URL"], env["SVC_KV_TOKEN"], env["REDIS_URL"]
         ours = KV(url, token)
         # The peer posts single commands to the bare base URL and pipelines to {url}/pipeline; the
@@ -273,11 +236,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=16, help="paired rounds per workload")
     parser.add_argument("--batch", type=int, default=100, help="commands per pipeline request")
     parser.add_argument("--concurrency", type=int, default=16, help="async requests in flight")
-    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        serve()
-        return
     rows = run(args.seconds, args.batch, args.concurrency, args.rounds)
     print(f"machine: {machine()}")
     print(f"load average (1 min) at the end of the run: {os.getloadavg()[0]:.2f}")

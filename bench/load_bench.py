@@ -30,8 +30,6 @@ import os
 import platform
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -45,7 +43,7 @@ import redis
 import redis.asyncio
 
 from svckit.kv import AsyncKV
-from svckit.sandbox import Sandbox
+from _child import sandbox_process
 from svckit.vector import AsyncVector
 
 KINDS = ("read", "write", "pipeline", "transaction", "query")
@@ -55,37 +53,16 @@ QUERIES = ["read a file", "parse json", "open a socket", "sort a list", "format 
 
 
 # -- the sandbox in a child process -----------------------------------------------------------------
-def serve(data_dir: str) -> None:
-    sandbox = Sandbox(data_dir, areas=["kv", "vector"], backend="redis", seed="demo", demo_limit=200)
-
-    def ready(sb: Sandbox) -> None:
-        for name, value in sb.env.items():
-            print(f"{name}={value}")
-        print(f"REDIS_URL={sb.area('kv').redis_url}")  # type: ignore[attr-defined]
-        print("READY", flush=True)
-
-    sandbox.serve_forever(on_ready=ready)
-
-
 @contextmanager
-def sandbox_process() -> Iterator[dict[str, str]]:
+def seeded_sandbox() -> Iterator[dict[str, str]]:
+    """kv + vector areas over real Redis, 200 demo documents embedded before the load starts."""
     data_dir = tempfile.mkdtemp(prefix="svckit-load-")
-    child = subprocess.Popen([sys.executable, __file__, "--serve", data_dir], stdout=subprocess.PIPE, text=True)
-    env: dict[str, str] = {}
     try:
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.strip() == "READY":
-                break
-            name, _, value = line.strip().partition("=")
-            env[name] = value
-        else:
-            raise RuntimeError("the sandbox process exited before it was ready")
-        wait_seeded(env)
-        yield env
+        with sandbox_process(data_dir=data_dir, areas=["kv", "vector"], backend="redis", seed="demo",
+                             demo_limit=200) as env:
+            wait_seeded(env)
+            yield env
     finally:
-        child.terminate()
-        child.wait(timeout=30)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
@@ -270,7 +247,7 @@ def machine() -> str:
 
 def run(seconds: float, client_counts: list[int], seed: int) -> int:
     failures = 0
-    with sandbox_process() as env:
+    with seeded_sandbox() as env:
         redis_url = env["REDIS_URL"]
         print(f"# load bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
         print(f"# sandbox: kv (redis-server child) + vector (dense, demo corpus); {seconds:.0f} s per run; "
@@ -309,11 +286,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run (default 20)")
     parser.add_argument("--clients", type=int, nargs="+", default=[16, 64], help="concurrent clients (default 16 64)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--serve", metavar="DATA_DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
     raise SystemExit(run(args.seconds, args.clients, args.seed))
 
 
