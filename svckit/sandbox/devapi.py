@@ -9,9 +9,6 @@ e-mail) and a couple of seeded search indexes. Error bodies are ``{"error": "...
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hmac
 import json
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.sandbox.area import Area, SandboxContext
+from svckit.sandbox.auth import basic_check
 from svckit.sandbox.store import Store
 
 
@@ -77,33 +75,6 @@ class AuthGate:
                 await error_response(401, reason, {"WWW-Authenticate": self.challenge})(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def same_secret(given: str, expected: str) -> bool:
-    """Constant-time comparison (no early exit that would leak how much of a secret matched)."""
-    return hmac.compare_digest(given.encode(), expected.encode())
-
-
-def basic_check(email: str, key: str) -> Callable[[str | None], str | None]:
-    def check(header: str | None) -> str | None:
-        if not header:
-            return "missing Authorization header (HTTP Basic: e-mail and API key)"
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() != "basic" or not value.strip():
-            return "malformed Authorization header: expected 'Basic <base64 of email:api_key>'"
-        try:
-            user, sep, password = base64.b64decode(value.strip(), validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return "malformed Authorization header: the Basic credentials are not valid base64"
-        if not sep:
-            return "malformed Authorization header: the Basic credentials lack ':'"
-        ok_user = same_secret(user, email)
-        ok_key = same_secret(password, key)
-        if not (ok_user and ok_key):
-            return "invalid credentials"
-        return None
-
-    return check
 
 
 async def json_body(request: Request) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -29,7 +29,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from svckit.sandbox.area import Area, SandboxContext
-from svckit.sandbox.devapi import ApiError, AuthGate, json_app, same_secret
+from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.devapi import ApiError, AuthGate, json_app
 from svckit.sandbox.runner import (
     RUN_STATES,
     InvalidState,
@@ -45,20 +46,6 @@ MAX_LOGS_COUNT = 10
 MAX_DLQ_COUNT = 100
 #: SQLite stores integers in 64 bits; a larger value must be a 400, not an OverflowError (500).
 INT64_MAX = 2**63 - 1
-
-
-def bearer_check(current_token: Callable[[], str]) -> Callable[[str | None], str | None]:
-    def check(header: str | None) -> str | None:
-        if not header:
-            return "missing Authorization header (Bearer <queue token>)"
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return "malformed Authorization header: expected 'Bearer <queue token>'"
-        if not same_secret(token.strip(), current_token()):
-            return "invalid token (a rotated token stops working at once)"
-        return None
-
-    return check
 
 
 # -- parameter parsing --------------------------------------------------------------------------
@@ -259,7 +246,7 @@ class QueueArea(Area):
             Route("/v2/dlq/resume/{dlqId}", resume, methods=["POST"]),
             Route("/v2/trigger/{url:path}", trigger, methods=["POST"]),
         ]
-        return AuthGate(json_app(routes), bearer_check(store.queue_token), 'Bearer realm="queue"')
+        return AuthGate(json_app(routes), bearer_check(store.queue_token, "queue token", " (a rotated token stops working at once)"), 'Bearer realm="queue"')
 
     def env(self, base_url: str) -> dict[str, str]:
         # Read from the store each time: it reflects a rotation done through /devapi/v2.

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hmac
 import json
 import threading
 from typing import Any
@@ -35,6 +34,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svckit.sandbox.area import Area, SandboxContext
+from svckit.sandbox.auth import bearer_check
 from svckit.vector.local import (
     EmbeddingModelMissing,
     FilterSyntaxError,
@@ -68,6 +68,7 @@ class VectorArea(Area):
         self.demo_limit = ctx.options.get("demo_limit")
         self.indexes: dict[str, LocalIndex] = {}
         self.pending: dict[str, int] = {}
+        self._check = bearer_check(lambda: ctx.credentials.vector_token, "SVC_VECTOR_TOKEN")
         self.seeding: asyncio.Task[None] | None = None
         self._warmup: threading.Thread | None = None
 
@@ -142,15 +143,10 @@ class VectorArea(Area):
             "SVC_VECTOR_TOKEN": self.ctx.credentials.vector_token,
         }
 
-    def _authorised(self, request: Request) -> bool:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        expected = self.ctx.credentials.vector_token
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), expected.encode())
-
     async def _handle(self, request: Request) -> JSONResponse:
-        if not self._authorised(request):
-            return _error("Unauthorized: missing or invalid token (Authorization: Bearer <SVC_VECTOR_TOKEN>)", 401)
+        refused = self._check(request.headers.get("authorization"))
+        if refused is not None:
+            return _error(f"Unauthorized: {refused}", 401)
         index_name = request.path_params["index"]
         index = self.indexes.get(index_name)
         if index is None:

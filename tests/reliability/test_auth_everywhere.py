@@ -235,14 +235,13 @@ def test_reset_kv_password_revokes_both_tokens_on_the_very_next_request(tmp_path
 
 # -- constant-time comparison ----------------------------------------------------------------------
 def _auth_code_paths():
-    from svckit.sandbox import devapi, queue, vector
+    from svckit.sandbox import auth
 
     return {
         "kv": KVArea.principal_for,
-        "vector": vector.VectorArea._authorised,
-        "devapi": devapi.same_secret,
-        "devapi basic": devapi.basic_check,
-        "queue": queue.bearer_check,
+        "shared secret compare": auth.same_secret,
+        "devapi basic": auth.basic_check,
+        "queue and vector bearer": auth.bearer_check,
     }
 
 
