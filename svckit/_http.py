@@ -67,9 +67,6 @@ class RetryPolicy:
         return safe and status in self.statuses
 
 
-NO_RETRY = RetryPolicy(attempts=1)
-
-
 class Auth:
     """Credentials for a request; their repr never shows the secret."""
 

@@ -64,10 +64,6 @@ class Settings:
                 env[name] = value
         return cls.from_env(env)
 
-    def as_env(self) -> dict[str, str]:
-        """The settings as SVC_* variables (only those that are set)."""
-        return {name: getattr(self, attr) for name, attr in VARIABLES.items() if getattr(self, attr)}
-
     def require(self, *attrs: str) -> tuple[str, ...]:
         """Return the values of ``attrs``, or raise ConfigError naming every missing variable."""
         names = {attr: name for name, attr in VARIABLES.items()}
