@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
+from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 
 #: area name -> "module:Class"; areas are imported only when asked for.
@@ -84,7 +85,7 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
         routes.append(mount)
     prefixes = frozenset(area.prefix for area in areas)
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
-                     middleware=[Middleware(BarePrefix, prefixes=prefixes)])
+                     middleware=[Middleware(VendorHeaders), Middleware(BarePrefix, prefixes=prefixes)])
 
 
 class _Server(uvicorn.Server):
