@@ -27,6 +27,7 @@ from svckit.sandbox.kv.backends import Backend, choose_backend
 from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
+from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
 
 __all__ = ["KVArea"]
 
@@ -43,6 +44,7 @@ class KVArea(Area):
         self.closing = asyncio.Event()  # ends every open event stream on shutdown (see drain)
         self.gateway = Gateway(self)
         self.json_native = False
+        self.scripts = Scripts()
         self._admin_pool: ConnectionPool | None = None
         self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
         self._lock = threading.Lock()
@@ -76,6 +78,7 @@ class KVArea(Area):
         self.json_native = await json_functions.has_json_module(self._admin_pool)
         if not self.json_native:
             await json_functions.load(self._admin_pool)
+        self.scripts.native = await backend_reads_shebangs(self._admin_pool)
         how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
         self.ctx.log(f"kv backend: {self.backend.describe()}; {how}")
 
@@ -182,10 +185,15 @@ class KVArea(Area):
 
     # -- commands ----------------------------------------------------------------------------
     def translate(self, argv: list[bytes]) -> list[bytes]:
-        """The command as sent to Redis: JSON.* become FCALLs when the backend lacks the module."""
+        """The command as sent to Redis: JSON.* become FCALLs when the backend lacks the module, and
+        scripts lose the shebang flags Redis does not know (see :mod:`.scripts`)."""
         if not self.json_native and argv[0][:5].upper() == b"JSON.":
             return json_functions.to_fcall(argv)
-        return argv
+        return self.scripts.command(argv)
+
+    def translate_reply(self, argv: list[bytes], reply: Any) -> Any:
+        """Redis's reply to the translation of ``argv`` as the client must see it (script SHA1s)."""
+        return self.scripts.reply(argv, reply)
 
     async def subscription(self, principal: Principal, channel: bytes) -> AsyncIterator[str]:
         """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines, on a connection of

@@ -244,7 +244,7 @@ class Gateway:
             self.area.monitor.offer_many([rows[i] for i in todo], client)
             results = await self.run_batch(self.area.pool_of(principal), wire)
             for i, result in zip(todo, results):
-                replies[i] = result
+                replies[i] = self.area.translate_reply(rows[i], result)
         return replies
 
     async def run_transaction(self, principal: Principal, rows: list[list[bytes]], client: str) -> Any:
@@ -268,7 +268,7 @@ class Gateway:
             return ResponseError(f"{error_text(result)}{detail}")
         if not isinstance(result, list):  # EXEC answered nil (cannot happen without WATCH)
             return ResponseError("EXECABORT Transaction discarded")
-        return result
+        return [self.area.translate_reply(argv, reply) for argv, reply in zip(rows, result)]
 
     # -- HTTP ------------------------------------------------------------------------------
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
