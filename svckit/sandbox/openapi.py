@@ -18,6 +18,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from svckit.sandbox.headers import vendor_alias
+
 OPENAPI_PATH = "/openapi.json"
 
 # -- shared pieces ----------------------------------------------------------------------------------
@@ -175,6 +177,9 @@ def _query(name: str, schema: dict[str, Any], description: str = "") -> dict[str
 
 
 def _header(name: str, schema: dict[str, Any], description: str = "") -> dict[str, Any]:
+    alias = vendor_alias(name)
+    if alias is not None:  # see svckit/sandbox/headers.py
+        description = f"{description}; also accepted as {alias}" if description else f"also accepted as {alias}"
     return {"name": name, "in": "header", "required": False, "schema": schema, "description": description}
 
 
@@ -379,7 +384,9 @@ def _build() -> dict[str, Any]:
         "info": {"title": "svckit sandbox", "version": "1.0.0",
                  "description": "Every route of the embedded sandbox: key-value REST (/kv), vector (/vector), "
                                 "developer management (/devapi/v2) and queue (/queue). The contract is "
-                                "service-interface.md; this document describes what the sandbox serves."},
+                                "service-interface.md; this document describes what the sandbox serves. Every "
+                                "Service-* request header is also accepted under its vendor name Upstash-* (the "
+                                "neutral one wins when both are sent)."},
         "tags": [{"name": n} for n in ("sandbox", "kv", "vector", "devapi", "queue")],
         "paths": paths,
         "components": {"schemas": SCHEMAS, "securitySchemes": SECURITY_SCHEMES},
