@@ -32,6 +32,22 @@ class StepState(str, Enum):
     STEP_CANCELED = "STEP_CANCELED"
 
 
+class EventState(str, Enum):
+    """States of an entry of the events log (``GET /v2/events``; the qstash SDK's ``LogState``). The
+    sandbox's runner writes one event per delivery: DELIVERED, ERROR (a retry follows), FAILED (the
+    last attempt failed) or CANCELED (the run was canceled while the step was delivered)."""
+
+    CREATED = "CREATED"
+    ACTIVE = "ACTIVE"
+    RETRY = "RETRY"
+    ERROR = "ERROR"
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"
+    CANCEL_REQUESTED = "CANCEL_REQUESTED"
+    CANCELED = "CANCELED"
+    IN_PROGRESS = "IN_PROGRESS"
+
+
 class StepType(str, Enum):
     INITIAL = "Initial"
     RUN = "Run"

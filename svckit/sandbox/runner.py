@@ -22,8 +22,13 @@ What is recorded (and served by ``GET /queue/v2/workflows/logs``):
   created;
 - resuming a DLQ entry creates a fresh run (same run id unless overridden) that copies the steps that
   succeeded and does not execute them again: ``context.run`` returns the stored output instead;
+- restarting a DLQ entry creates a fresh run from the first step (the same body and configuration,
+  nothing kept); resume and restart both consume the entry, and so does deleting it;
 - cancel marks the run ``RUN_CANCELED`` at once and the step in flight ``STEP_CANCELED``; the worker
-  stops at the next step boundary (a running step function cannot be interrupted, its result is dropped).
+  stops at the next step boundary (a running step function cannot be interrupted, its result is dropped);
+- every delivery (the Initial call and each attempt of each step) writes one row to the events log
+  (``GET /v2/events``): DELIVERED, ERROR (a retry follows), FAILED or CANCELED. Steps a resumed run
+  copies are not delivered again and write no event.
 
 Runs execute on daemon worker threads, never on the event loop. Each step is written to SQLite when
 it starts and again when it finishes, so a killed sandbox loses no finished step. Runs still
@@ -44,12 +49,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from svckit.queue.models import EventState, RunState, StepState
 from svckit.sandbox.area import new_token
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 Workflow = Callable[["WorkflowContext"], Any]
 DEFAULT_RETRIES = 3
-RUN_STATES = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
+RUN_STATES = tuple(s.value for s in RunState)
+#: the event each final state of a delivery (a step attempt) writes to the events log, and the
+#: HTTP status the workflow endpoint answered with (None: no answer, the delivery was cut short).
+_EVENT_OF_STEP: dict[str, tuple[EventState, int | None]] = {
+    StepState.STEP_SUCCESS.value: (EventState.DELIVERED, 200),
+    StepState.STEP_RETRY.value: (EventState.ERROR, 500),
+    StepState.STEP_FAILED.value: (EventState.FAILED, 500),
+    StepState.STEP_CANCELED.value: (EventState.CANCELED, None),
+}
+INTERRUPTED = "interrupted: the sandbox stopped while this step ran"
 
 
 class UnknownWorkflow(LookupError):
@@ -253,69 +268,132 @@ class WorkflowRunner:
     # -- starting runs -----------------------------------------------------------------------
     def trigger(self, url: str, body: Any = None, *, run_id: str | None = None, label: str | None = None,
                 retries: int | None = None, flow_control_key: str | None = None,
-                flow_control_value: str | None = None) -> RunHandle:
-        """Start a run of the workflow registered at ``url`` on a worker thread."""
+                flow_control_value: str | None = None, caller_ip: str | None = None) -> RunHandle:
+        """Start a run of the workflow registered at ``url`` on a worker thread. ``caller_ip`` is the
+        publisher's address the DLQ and its ``callerIp`` filter report (the trigger route passes it)."""
         if url not in self._workflows:
             raise UnknownWorkflow(f"no workflow registered at {url!r}")
         row = self._insert_run(
             run_id=run_id or f"wfr_{new_token(15)}", url=url, label=label,
             body=None if body is None else json.dumps(body),
             retries=DEFAULT_RETRIES if retries is None else retries,
-            flow_control_key=flow_control_key, flow_control_value=flow_control_value, resumed_from=None)
+            flow_control_key=flow_control_key, flow_control_value=flow_control_value, resumed_from=None,
+            caller_ip=caller_ip)
         return self._start(row, {})
 
-    def resume(self, dlq_id: str, *, retries: int | None = None, run_id: str | None = None,
-               flow_control_key: str | None = None, flow_control_value: str | None = None) -> RunHandle:
-        """A fresh run from DLQ entry ``dlq_id``: succeeded steps are copied, not executed again; each
-        override replaces the failed run's setting only when given. The DLQ entry is removed."""
-        entries = self.store.query(
-            "SELECT r.* FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE d.dlq_id = ?", (dlq_id,))
-        if not entries:
-            raise NotFoundError(f"no DLQ entry {dlq_id!r}")
-        failed = entries[0]
-        if failed["url"] not in self._workflows:
-            raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
-                                  "sandbox process; register it with runner.register(url, fn) first")
+    def resume(self, dlq_id: str, **overrides: Any) -> RunHandle:
+        """A fresh run from DLQ entry ``dlq_id``: succeeded steps are copied, not executed again. Each
+        override (``retries``, ``run_id``, ``flow_control_key``, ``flow_control_value``) replaces the
+        failed run's setting only when given. The DLQ entry is removed."""
+        return self.resume_many([dlq_id], **overrides)[0]
+
+    def restart(self, dlq_id: str, **overrides: Any) -> RunHandle:
+        """Like :meth:`resume`, but the fresh run starts from the first step: nothing is kept."""
+        return self.restart_many([dlq_id], **overrides)[0]
+
+    def resume_many(self, dlq_ids: list[str], **overrides: Any) -> list[RunHandle]:
+        """:meth:`resume` for each id, in order. Every id is checked first: NotFoundError (naming the
+        unknown ids) or UnknownWorkflow before any run starts."""
+        return self._from_dlq(dlq_ids, keep_steps=True, **overrides)
+
+    def restart_many(self, dlq_ids: list[str], **overrides: Any) -> list[RunHandle]:
+        """:meth:`restart` for each id, in order, checked first like :meth:`resume_many`."""
+        return self._from_dlq(dlq_ids, keep_steps=False, **overrides)
+
+    def _from_dlq(self, dlq_ids: list[str], *, keep_steps: bool, retries: int | None = None,
+                  run_id: str | None = None, flow_control_key: str | None = None,
+                  flow_control_value: str | None = None) -> list[RunHandle]:
+        failed_runs = []
+        for dlq_id in dict.fromkeys(dlq_ids):
+            rows = self.store.query(
+                "SELECT r.* FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE d.dlq_id = ?", (dlq_id,))
+            failed_runs.append((dlq_id, rows[0] if rows else None))
+        missing = [dlq_id for dlq_id, run in failed_runs if run is None]
+        if missing:
+            raise NotFoundError(f"no DLQ entry {', '.join(repr(m) for m in missing)}")
+        for _, failed in failed_runs:
+            if failed["url"] not in self._workflows:
+                raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
+                                      "sandbox process; register it with runner.register(url, fn) first")
+        handles = []
+        for dlq_id, failed in failed_runs:
+            replay = self._succeeded_steps(failed["seq"]) if keep_steps else {}
+            row = self._insert_run(
+                run_id=run_id or failed["run_id"], url=failed["url"], label=failed["label"], body=failed["body"],
+                retries=failed["retries"] if retries is None else retries,
+                flow_control_key=flow_control_key if flow_control_key is not None else failed["flow_control_key"],
+                flow_control_value=(flow_control_value if flow_control_value is not None
+                                    else failed["flow_control_value"]),
+                resumed_from=dlq_id, consume_dlq=dlq_id, caller_ip=failed["caller_ip"])
+            handles.append(self._start(row, replay))
+        return handles
+
+    def _succeeded_steps(self, run_seq: int) -> dict[tuple[str, int], dict[str, Any]]:
+        """The steps of a run that succeeded, by (name, occurrence): what a resumed run replays."""
         replay: dict[tuple[str, int], dict[str, Any]] = {}
         seen: Counter[str] = Counter()
         for step in self.store.query(
             "SELECT * FROM steps WHERE run_seq = ? AND step_id IS NOT NULL ORDER BY group_no, step_id, seq",
-            (failed["seq"],),
+            (run_seq,),
         ):
-            if step["state"] == "STEP_SUCCESS":
+            if step["state"] == StepState.STEP_SUCCESS.value:
                 seen[step["step_name"]] += 1
                 replay[(step["step_name"], seen[step["step_name"]])] = dict(step)
-        row = self._insert_run(
-            run_id=run_id or failed["run_id"], url=failed["url"], label=failed["label"], body=failed["body"],
-            retries=failed["retries"] if retries is None else retries,
-            flow_control_key=flow_control_key if flow_control_key is not None else failed["flow_control_key"],
-            flow_control_value=(flow_control_value if flow_control_value is not None
-                                else failed["flow_control_value"]),
-            resumed_from=dlq_id, consume_dlq=dlq_id)
-        return self._start(row, replay)
+        return replay
+
+    def delete_dlq(self, dlq_ids: list[str]) -> int:
+        """Remove DLQ entries (their runs stay RUN_FAILED, no longer resumable); returns how many
+        existed. Unknown ids are skipped."""
+        with self.store.transaction() as db:
+            deleted = 0
+            for dlq_id in dict.fromkeys(dlq_ids):
+                if db.execute("DELETE FROM dlq WHERE dlq_id = ?", (dlq_id,)).rowcount == 1:
+                    db.execute("UPDATE runs SET dlq_id = NULL WHERE dlq_id = ?", (dlq_id,))
+                    deleted += 1
+            return deleted
 
     def cancel(self, run_id: str) -> int:
         """Cancel every in-progress run with ``run_id``; returns how many. NotFoundError when no run has
         that id, InvalidState when none of them is in progress."""
-        now = now_ms()
         with self.store.transaction() as db:
             rows = db.execute("SELECT seq, state FROM runs WHERE run_id = ?", (run_id,)).fetchall()
             if not rows:
                 raise NotFoundError(f"no workflow run {run_id!r}")
-            started = [r["seq"] for r in rows if r["state"] == "RUN_STARTED"]
+            started = [r["seq"] for r in rows if r["state"] == RunState.RUN_STARTED.value]
             if not started:
                 raise InvalidState(f"workflow run {run_id!r} is not in progress "
                                    f"(state {', '.join(sorted({r['state'] for r in rows}))})")
-            for seq in started:
-                db.execute("UPDATE runs SET state = 'RUN_CANCELED', completed_at = ? WHERE seq = ?", (now, seq))
-                db.execute("UPDATE steps SET state = 'STEP_CANCELED' WHERE run_seq = ? AND state = 'STEP_PROGRESS'",
-                           (seq,))
+            return self._cancel_runs(db, started)
+
+    def cancel_many(self, *, run_ids: list[str] | None = None, url_prefix: str | None = None) -> int:
+        """Cancel the in-progress runs with one of ``run_ids``, or whose URL starts with ``url_prefix``,
+        or (neither given) every run in progress; returns how many. Runs that are not in progress, and
+        ids no run has, are skipped: the count says what was canceled."""
+        sql, args = "SELECT seq FROM runs WHERE state = ?", [RunState.RUN_STARTED.value]
+        if run_ids is not None:
+            sql += f" AND run_id IN ({','.join('?' * len(run_ids))})"
+            args += run_ids
+        if url_prefix is not None:
+            sql += " AND substr(url, 1, ?) = ?"
+            args += [len(url_prefix), url_prefix]
+        with self.store.transaction() as db:
+            return self._cancel_runs(db, [r["seq"] for r in db.execute(sql, args).fetchall()])
+
+    def _cancel_runs(self, db: Any, seqs: list[int]) -> int:
+        """Mark runs canceled and their steps in flight STEP_CANCELED (inside ``db``'s transaction),
+        then stop their workers at the next step boundary."""
+        now = now_ms()
+        for seq in seqs:
+            db.execute("UPDATE runs SET state = ?, completed_at = ? WHERE seq = ?",
+                       (RunState.RUN_CANCELED.value, now, seq))
+            self._finish_steps(db, "run_seq = ? AND state = ?", (seq, StepState.STEP_PROGRESS.value),
+                               StepState.STEP_CANCELED, None, now)
         with self._lock:
-            for seq in started:
+            for seq in seqs:
                 active = self._active.get(seq)
                 if active is not None:
                     active.abort.set()
-        return len(started)
+        return len(seqs)
 
     def handle(self, run_id: str, created_at: int) -> RunHandle:
         """The handle of a run known by id and creation time (e.g. from a resume over HTTP)."""
@@ -354,10 +432,9 @@ class WorkflowRunner:
         now = now_ms()
         with self.store.transaction() as db:
             for run in db.execute("SELECT seq FROM runs WHERE state = 'RUN_STARTED'").fetchall():
-                db.execute("UPDATE steps SET state = 'STEP_FAILED', out = ? WHERE run_seq = ? AND "
-                           "state = 'STEP_PROGRESS'",
-                           (json.dumps({"error": "interrupted: the sandbox stopped while this step ran"}),
-                            run["seq"]))
+                self._finish_steps(db, "run_seq = ? AND state = ?", (run["seq"], StepState.STEP_PROGRESS.value),
+                                   StepState.STEP_FAILED, json.dumps({"error": INTERRUPTED}), now,
+                                   error=INTERRUPTED)
                 dlq_ids.append(self._fail_run(db, run["seq"], now, "interrupted: the sandbox stopped mid-run"))
         if dlq_ids:
             self.log(f"{len(dlq_ids)} interrupted workflow run(s) marked RUN_FAILED and moved to the DLQ")
@@ -373,7 +450,7 @@ class WorkflowRunner:
     # -- execution ---------------------------------------------------------------------------
     def _insert_run(self, *, run_id: str, url: str, label: str | None, body: str | None, retries: int,
                     flow_control_key: str | None, flow_control_value: str | None, resumed_from: str | None,
-                    consume_dlq: str | None = None) -> dict[str, Any]:
+                    consume_dlq: str | None = None, caller_ip: str | None = None) -> dict[str, Any]:
         if self._closed:
             raise StoreClosed("the sandbox is stopping")
         with self.store.transaction() as db:
@@ -387,14 +464,16 @@ class WorkflowRunner:
             created = max(now_ms(), (last or 0) + 1)
             cur = db.execute(
                 "INSERT INTO runs (run_id, url, state, created_at, label, body, retries, flow_control_key, "
-                "flow_control_value, resumed_from) VALUES (?, ?, 'RUN_STARTED', ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, url, created, label, body, retries, flow_control_key, flow_control_value, resumed_from))
+                "flow_control_value, resumed_from, caller_ip) VALUES (?, ?, 'RUN_STARTED', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, url, created, label, body, retries, flow_control_key, flow_control_value, resumed_from,
+                 caller_ip))
             seq = cur.lastrowid
-            db.execute(
+            initial = db.execute(
                 "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
                 "message_id, out, concurrent, state, created_at) VALUES (?, 0, 'sequential', NULL, 'init', "
                 "'Initial', 'step', ?, ?, 1, 'STEP_SUCCESS', ?)",
-                (seq, _message_id(), body, created))
+                (seq, _message_id(), body, created)).lastrowid
+            self._record_events(db, "seq = ?", (initial,), StepState.STEP_SUCCESS, created)
             return dict(db.execute("SELECT * FROM runs WHERE seq = ?", (seq,)).fetchone())
 
     def _start(self, row: dict[str, Any], replay: dict[tuple[str, int], dict[str, Any]]) -> RunHandle:
@@ -439,11 +518,18 @@ class WorkflowRunner:
 
     @staticmethod
     def _fail_run(db: Any, seq: int, now: int, reason: str) -> str:
+        # The DLQ entry holds the message of the step that failed (its first attempt was deliverable
+        # from notBefore on); a run that failed outside any step gets a message of its own.
+        failed = db.execute(
+            "SELECT s.message_id, (SELECT MIN(created_at) FROM steps a WHERE a.run_seq = s.run_seq AND "
+            "a.message_id = s.message_id) AS not_before FROM steps s WHERE s.run_seq = ? AND s.state = ? "
+            "ORDER BY s.seq DESC LIMIT 1", (seq, StepState.STEP_FAILED.value)).fetchone()
+        message_id, not_before = (failed["message_id"], failed["not_before"]) if failed else (_message_id(), now)
         dlq_id = f"dlq_{uuid.uuid4().hex}"
         db.execute("UPDATE runs SET state = 'RUN_FAILED', completed_at = ?, dlq_id = ? WHERE seq = ?",
                    (now, dlq_id, seq))
-        db.execute("INSERT INTO dlq (dlq_id, run_seq, created_at, message_id, response_status, response_body) "
-                   "VALUES (?, ?, ?, ?, 500, ?)", (dlq_id, seq, now, _message_id(), reason))
+        db.execute("INSERT INTO dlq (dlq_id, run_seq, created_at, message_id, response_status, response_body, "
+                   "not_before) VALUES (?, ?, ?, ?, 500, ?, ?)", (dlq_id, seq, now, message_id, reason, not_before))
         return dlq_id
 
     def _execute_step(self, active: _ActiveRun, name: str, fn: Callable[[], Any], group: int, group_type: str,
@@ -459,16 +545,19 @@ class WorkflowRunner:
             except RunAborted:
                 raise
             except Exception as exc:  # noqa: BLE001 - the step's failure is the workflow's data
-                error = json.dumps({"error": _error_text(exc), "attempt": attempt + 1})
+                text = _error_text(exc)
+                error = json.dumps({"error": text, "attempt": attempt + 1})
                 if attempt < active.retries:
-                    self._update_step(active, row, "STEP_RETRY", error)
                     attempt += 1
-                    if active.abort.wait(self.retry_delay * attempt):
+                    delay = self.retry_delay * attempt
+                    self._update_step(active, row, StepState.STEP_RETRY, error, error=text,
+                                      next_delivery_time=now_ms() + int(delay * 1000))
+                    if active.abort.wait(delay):
                         raise RunAborted from None
                     continue
-                self._update_step(active, row, "STEP_FAILED", error)
-                raise StepFailed(name, _error_text(exc)) from None
-            self._update_step(active, row, "STEP_SUCCESS", out)
+                self._update_step(active, row, StepState.STEP_FAILED, error, error=text)
+                raise StepFailed(name, text) from None
+            self._update_step(active, row, StepState.STEP_SUCCESS, out)
             return value
 
     def _insert_step(self, active: _ActiveRun, group: int, group_type: str, step_id: int, name: str,
@@ -488,11 +577,34 @@ class WorkflowRunner:
             assert row_id is not None
             return row_id
 
-    def _update_step(self, active: _ActiveRun, step_seq: int, state: str, out: str | None) -> None:
+    def _update_step(self, active: _ActiveRun, step_seq: int, state: StepState, out: str | None, *,
+                     error: str | None = None, next_delivery_time: int | None = None) -> None:
         # Only a step still in progress changes: a cancel may have marked it STEP_CANCELED meanwhile.
         with self.store.transaction() as db:
-            db.execute("UPDATE steps SET state = ?, out = ? WHERE seq = ? AND state = 'STEP_PROGRESS'",
-                       (state, out, step_seq))
+            self._finish_steps(db, "seq = ? AND state = ?", (step_seq, StepState.STEP_PROGRESS.value), state, out,
+                               now_ms(), error=error, next_delivery_time=next_delivery_time)
+
+    @classmethod
+    def _finish_steps(cls, db: Any, where: str, args: tuple[Any, ...], state: StepState, out: str | None,
+                      now: int, *, error: str | None = None, next_delivery_time: int | None = None) -> None:
+        """Give the steps matching ``where`` their final ``state`` (``out`` too, unless None for a
+        canceled step) and write each one's delivery to the events log."""
+        seqs = [r["seq"] for r in db.execute(f"SELECT seq FROM steps WHERE {where}", args).fetchall()]
+        for seq in seqs:
+            if out is None and state is StepState.STEP_CANCELED:
+                db.execute("UPDATE steps SET state = ? WHERE seq = ?", (state.value, seq))
+            else:
+                db.execute("UPDATE steps SET state = ?, out = ? WHERE seq = ?", (state.value, out, seq))
+            cls._record_events(db, "seq = ?", (seq,), state, now, error=error,
+                               next_delivery_time=next_delivery_time)
+
+    @staticmethod
+    def _record_events(db: Any, where: str, args: tuple[Any, ...], state: StepState, now: int, *,
+                       error: str | None = None, next_delivery_time: int | None = None) -> None:
+        event, status = _EVENT_OF_STEP[state.value]
+        db.execute("INSERT INTO events (run_seq, time, message_id, state, step_name, error, response_status, "
+                   f"next_delivery_time) SELECT run_seq, ?, message_id, ?, step_name, ?, ?, ? FROM steps WHERE {where}",
+                   (now, event.value, error, status, next_delivery_time, *args))
 
     def _copy_step(self, active: _ActiveRun, kept: Mapping[str, Any], group: int, group_type: str) -> None:
         with self.store.transaction() as db:

@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS runs (
     created_at INTEGER NOT NULL, completed_at INTEGER,
     label TEXT, body TEXT, retries INTEGER NOT NULL,
     flow_control_key TEXT, flow_control_value TEXT,
-    resumed_from TEXT, dlq_id TEXT,
+    resumed_from TEXT, dlq_id TEXT, caller_ip TEXT,
     UNIQUE (run_id, created_at));
 CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, seq DESC);
 CREATE TABLE IF NOT EXISTS steps (
@@ -49,9 +49,18 @@ CREATE INDEX IF NOT EXISTS steps_of_run ON steps (run_seq, group_no, step_id, se
 CREATE TABLE IF NOT EXISTS dlq (
     dlq_id TEXT PRIMARY KEY, run_seq INTEGER NOT NULL REFERENCES runs (seq),
     created_at INTEGER NOT NULL, message_id TEXT NOT NULL,
-    response_status INTEGER, response_body TEXT);
+    response_status INTEGER, response_body TEXT, not_before INTEGER);
 CREATE INDEX IF NOT EXISTS dlq_newest ON dlq (created_at DESC, dlq_id DESC);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_seq INTEGER NOT NULL REFERENCES runs (seq),
+    time INTEGER NOT NULL, message_id TEXT NOT NULL, state TEXT NOT NULL, step_name TEXT,
+    error TEXT, response_status INTEGER, next_delivery_time INTEGER);
+CREATE INDEX IF NOT EXISTS events_newest ON events (time DESC, seq DESC);
 """
+
+#: columns added after a data directory may have been created: (table, column, declaration).
+ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER"))
 
 #: search indexes every data directory starts with, so rename has targets.
 SEED_INDEXES = (("idx_products", "products"), ("idx_support_articles", "support-articles"))
@@ -80,6 +89,10 @@ class Store:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(SCHEMA)
+            for table, column, declaration in ADDED_COLUMNS:
+                have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
