@@ -10,6 +10,7 @@ a function named after what it builds reads best at the call site::
     frames.pipeline_frame(commands, pipe.exec())
     frames.query_frame(v.query_data("red shoes", include_metadata=True))
     frames.runs_frame(q.iter_runs()); frames.steps_frame(run)
+    frames.dlq_frame(q.iter_dlq()); frames.events_frame(q.iter_events())
     frames.account_limits_frame(account.queue_account())
 
 Conventions (so the widgets and notebooks can rely on them):
@@ -29,6 +30,8 @@ from enum import Enum
 from typing import Any
 
 import pandas as pd
+
+from svckit.queue.models import EventState
 
 __all__ = [
     "ACCOUNT_LIMITS",
@@ -436,6 +439,68 @@ def steps_frame(run: Any) -> pd.DataFrame:
         "created_at": created,
         "next_event_at": nxt,
         "duration": nxt - created,
+    })
+
+
+# -- queue: DLQ entries and the events log ---------------------------------------------------------
+__all__ += ["dlq_frame", "events_frame"]
+
+
+def _items_of(result: Any, items: str) -> list[Any]:
+    """A page (``DlqPage.messages``, ``EventsPage.events``, or its wire dict) or any iterable -> list."""
+    inner = _field(result, items)
+    if inner is not None and not isinstance(result, (list, tuple)):
+        return list(inner)
+    return list(result)
+
+
+def dlq_frame(messages: Any) -> pd.DataFrame:
+    """DLQ entries, one row per entry: ``dlq_id, workflow_run_id, workflow_url, label, entered_at,
+    not_before, workflow_created_at, response_status, response_body, max_retries, message_id,
+    flow_control_key``. ``messages`` is a ``DlqPage``, a list of ``DlqMessage`` (or wire dicts), or
+    ``q.iter_dlq()``."""
+    rows = _items_of(messages, "messages")
+
+    def col(name: str, wire: str) -> list[Any]:
+        return [_field(m, name, wire) for m in rows]
+
+    return pd.DataFrame({
+        "dlq_id": pd.array(col("dlq_id", "dlqId"), dtype="string"),
+        "workflow_run_id": pd.array(col("workflow_run_id", "workflowRunId"), dtype="string"),
+        "workflow_url": pd.array([_field(m, "workflow_url", "workflowUrl") or _field(m, "url") for m in rows],
+                                 dtype="string"),
+        "label": pd.array(col("label", "label"), dtype="string"),
+        "entered_at": _utc(col("created_at", "createdAt"), "ms"),
+        "not_before": _utc(col("not_before", "notBefore"), "ms"),
+        "workflow_created_at": _utc(col("workflow_created_at", "workflowCreatedAt"), "ms"),
+        "response_status": pd.array(col("response_status", "responseStatus"), dtype="Int64"),
+        "response_body": pd.array(col("response_body", "responseBody"), dtype="string"),
+        "max_retries": pd.array(col("max_retries", "maxRetries"), dtype="Int64"),
+        "message_id": pd.array(col("message_id", "messageId"), dtype="string"),
+        "flow_control_key": pd.array(col("flow_control_key", "flowControlKey"), dtype="string"),
+    })
+
+
+def events_frame(events: Any) -> pd.DataFrame:
+    """The events log, one row per delivery: ``time, state, workflow_run_id, step_name, message_id,
+    url, label, response_status, error, next_delivery_at``; ``state`` is a category of the event
+    states. ``events`` is an ``EventsPage``, a list of ``Event`` (or wire dicts), or ``q.iter_events()``."""
+    rows = _items_of(events, "events")
+
+    def col(name: str, wire: str) -> list[Any]:
+        return [_field(e, name, wire) for e in rows]
+
+    return pd.DataFrame({
+        "time": _utc(col("time", "time"), "ms"),
+        "state": _category(col("state", "state"), [s.value for s in EventState]),
+        "workflow_run_id": pd.array(col("workflow_run_id", "workflowRunId"), dtype="string"),
+        "step_name": pd.array(col("step_name", "stepName"), dtype="string"),
+        "message_id": pd.array(col("message_id", "messageId"), dtype="string"),
+        "url": pd.array(col("url", "url"), dtype="string"),
+        "label": pd.array(col("label", "label"), dtype="string"),
+        "response_status": pd.array(col("response_status", "responseStatus"), dtype="Int64"),
+        "error": pd.array(col("error", "error"), dtype="string"),
+        "next_delivery_at": _utc(col("next_delivery_time", "nextDeliveryTime"), "ms"),
     })
 
 

@@ -1,10 +1,14 @@
-"""Client of the queue service interface (spec area D): workflow runs, DLQ, resume, cancel."""
+"""Client of the queue service interface (spec area D): workflow runs, the DLQ (list, get, delete,
+resume, restart), cancel, and the events log."""
 
-from svckit.queue.client import MAX_LOGS_COUNT, AsyncQueue, Queue, to_unix_ms
+from svckit.queue.client import MAX_DLQ_COUNT, MAX_EVENTS_COUNT, MAX_LOGS_COUNT, AsyncQueue, Queue, to_unix_ms
 from svckit.queue.models import (
     CallType,
     DlqMessage,
     DlqPage,
+    Event,
+    EventsPage,
+    EventState,
     LogsPage,
     ResumeResult,
     RunState,
@@ -17,11 +21,16 @@ from svckit.queue.models import (
 )
 
 __all__ = [
+    "MAX_DLQ_COUNT",
+    "MAX_EVENTS_COUNT",
     "MAX_LOGS_COUNT",
     "AsyncQueue",
     "CallType",
     "DlqMessage",
     "DlqPage",
+    "Event",
+    "EventState",
+    "EventsPage",
     "LogsPage",
     "Queue",
     "ResumeResult",

@@ -7,6 +7,7 @@ appearing), and unknown extra fields are kept.
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
@@ -172,23 +173,47 @@ class ResumeResult(_Wire):
         return ms_to_datetime(self.workflow_created_at)  # type: ignore[return-value]
 
 
-class DlqMessage(_Wire):
-    """One DLQ entry holding a failed run (shape of the real service's ``GET /v2/dlq``)."""
+class _Delivery(_Wire):
+    """What a DLQ entry and an event share: the message as it was delivered to the workflow URL (the
+    qstash SDK's ``Message`` fields), and the run it belongs to."""
 
-    dlq_id: str
-    workflow_run_id: str | None = None
-    workflow_url: str | None = None
-    workflow_created_at: int | None = None
     message_id: str | None = None
     url: str | None = None
-    created_at: int | None = None
+    method: str | None = None
+    headers: dict[str, list[str]] | None = Field(None, alias="header")
+    max_retries: int | None = None
     response_status: int | None = None
     response_body: str | None = None
     label: str | None = None
+    flow_control_key: str | None = None
+    flow_control_value: str | None = None
+    parallelism: int | None = None
+    rate: int | None = None
+    period: int | None = Field(None, description="seconds")
+    workflow_run_id: str | None = None
+    workflow_url: str | None = None
+    workflow_created_at: int | None = None
 
     @property
     def workflow_created(self) -> datetime | None:
         return ms_to_datetime(self.workflow_created_at)
+
+
+class DlqMessage(_Delivery):
+    """One DLQ entry holding a failed run: the message of the step that failed (``GET /v2/dlq``, the
+    shape the qstash SDK reads). ``body`` is the run's payload; ``not_before`` the time its first
+    attempt became deliverable, ``created_at`` the time it entered the DLQ (both Unix ms)."""
+
+    dlq_id: str
+    body: str | None = None
+    not_before: int | None = None
+    created_at: int | None = None
+    caller_ip: str | None = Field(None, alias="callerIP")
+    response_headers: dict[str, list[str]] | None = Field(None, alias="responseHeader")
+
+    @property
+    def created(self) -> datetime | None:
+        return ms_to_datetime(self.created_at)
 
 
 class DlqPage(_Wire):
@@ -196,3 +221,39 @@ class DlqPage(_Wire):
 
     cursor: str | None = None
     messages: list[DlqMessage] = Field(default_factory=list)
+
+
+class Event(_Delivery):
+    """One entry of the events log (``GET /v2/events``): one delivery of a message and how it ended.
+    ``body`` is base64 on the wire (:attr:`payload` decodes it); ``error`` and ``next_delivery_time``
+    are set on a failed attempt (the latter only when a retry follows)."""
+
+    time: int
+    state: EventState | str = _open()
+    error: str | None = None
+    next_delivery_time: int | None = None
+    body: str | None = None
+    step_name: str | None = None
+
+    @property
+    def at(self) -> datetime:
+        return ms_to_datetime(self.time)  # type: ignore[return-value]
+
+    @property
+    def payload(self) -> str | None:
+        """The delivered body, decoded from base64 (None when there was none)."""
+        return None if self.body is None else base64.b64decode(self.body).decode("utf-8", "replace")
+
+
+class EventsPage(_Wire):
+    """One page of ``GET /v2/events``, newest first; ``cursor`` is None on the last page."""
+
+    cursor: str | None = None
+    events: list[Event] = Field(default_factory=list)
+
+
+class RunsStarted(_Wire):
+    """Reply of the bulk resume and restart (``POST /v2/dlq/resume``, ``/v2/dlq/restart``): the fresh
+    runs, in the order of the DLQ ids given."""
+
+    workflow_runs: list[ResumeResult] = Field(default_factory=list)

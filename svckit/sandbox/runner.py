@@ -303,14 +303,14 @@ class WorkflowRunner:
     def _from_dlq(self, dlq_ids: list[str], *, keep_steps: bool, retries: int | None = None,
                   run_id: str | None = None, flow_control_key: str | None = None,
                   flow_control_value: str | None = None) -> list[RunHandle]:
-        failed_runs = []
+        found: dict[str, Any] = {}
         for dlq_id in dict.fromkeys(dlq_ids):
-            rows = self.store.query(
+            found[dlq_id] = self.store.query(
                 "SELECT r.* FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE d.dlq_id = ?", (dlq_id,))
-            failed_runs.append((dlq_id, rows[0] if rows else None))
-        missing = [dlq_id for dlq_id, run in failed_runs if run is None]
+        missing = [dlq_id for dlq_id, rows in found.items() if not rows]
         if missing:
             raise NotFoundError(f"no DLQ entry {', '.join(repr(m) for m in missing)}")
+        failed_runs = [(dlq_id, rows[0]) for dlq_id, rows in found.items()]
         for _, failed in failed_runs:
             if failed["url"] not in self._workflows:
                 raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
@@ -369,7 +369,8 @@ class WorkflowRunner:
         """Cancel the in-progress runs with one of ``run_ids``, or whose URL starts with ``url_prefix``,
         or (neither given) every run in progress; returns how many. Runs that are not in progress, and
         ids no run has, are skipped: the count says what was canceled."""
-        sql, args = "SELECT seq FROM runs WHERE state = ?", [RunState.RUN_STARTED.value]
+        sql = "SELECT seq FROM runs WHERE state = ?"
+        args: list[Any] = [RunState.RUN_STARTED.value]
         if run_ids is not None:
             sql += f" AND run_id IN ({','.join('?' * len(run_ids))})"
             args += run_ids
