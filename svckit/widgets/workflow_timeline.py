@@ -1,10 +1,12 @@
 """Workflow-run timeline: filter the workflow logs, see the runs as a Gantt, drill into a run's steps,
-and resume a failed run from its DLQ entry.
+resume a failed run from its DLQ entry, act on several DLQ entries at once (delete, resume, restart)
+and cancel a running run, each behind a confirmation.
 
 >>> from svckit.widgets.workflow_timeline import WorkflowTimeline     # doctest: +SKIP
 >>> WorkflowTimeline(svckit.connect().queue)                         # doctest: +SKIP
 
-Public methods (``refresh()``, ``select_run()``, ``resume_selected()``) do the work; the button and
+Public methods (``refresh()``, ``select_run()``, ``resume_selected()``, ``load_dlq()``,
+``dlq_action()``, ``cancel_selected()``) do the work; the button and
 click handlers only translate UI events into those calls, so tests and scripts drive the widget the
 same way a user does. What the widget shows is mirrored in traits (``run_count``, ``selected_run``,
 ``status``, ...).
@@ -17,7 +19,7 @@ next event") lives in :func:`steps_table`, not in the plot.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, time, timezone
 from typing import Any
 
@@ -29,9 +31,12 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import SvcError
+from svckit.queue.models import RunState
 from svckit.widgets import _plots
 
-RUN_STATES = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
+RUN_STATES = tuple(s.value for s in RunState)
+#: what the DLQ panel can do to the ticked entries, and the past tense its messages use.
+DLQ_ACTIONS = {"delete": "deleted", "resume": "resumed", "restart": "restarted"}
 #: logs pages hold at most 10 runs (spec, Limits); the widget stops after ``max_runs``.
 PAGE_SIZE = 10
 
@@ -111,6 +116,10 @@ class WorkflowTimeline(W.VBox):
     selected_run = T.Unicode(None, allow_none=True)
     status = T.Unicode("")
     error = T.Unicode("")
+    # the DLQ panel
+    dlq_count = T.Int(0)
+    dlq_selected = T.Tuple()  # the DLQ ids ticked in the list
+    dlq_pending = T.Unicode(None, allow_none=True)  # the action waiting for its confirmation
 
     def __init__(self, queue: Any, *, max_runs: int = 1000, now: Callable[[], datetime] | None = None,
                  autoload: bool = True, **kwargs: Any) -> None:
@@ -120,6 +129,8 @@ class WorkflowTimeline(W.VBox):
         self.frame = runs_table([])
         self.steps_frame = steps_table_empty()
         self.last_resume: Any = None
+        self.dlq_entries: list[Any] = []
+        self.last_dlq_result: Any = None
 
         self.w_state = W.Dropdown(options=[("any state", "")] + [(s, s) for s in RUN_STATES],
                                   description="state", layout=W.Layout(width="210px"))
@@ -152,6 +163,30 @@ class WorkflowTimeline(W.VBox):
              W.HBox([self.w_retries, self.w_new_run_id]), W.HBox([self.w_confirm, self.w_cancel])],
             layout=W.Layout(display="none", border="1px solid #d62728", padding="6px"))
         self.w_resume_msg = W.HTML("")
+        # cancel of a running run, behind a confirmation
+        self.w_cancel_run = W.Button(description="Cancel run…", icon="stop", disabled=True,
+                                     tooltip="Cancel the selected run while it is in progress")
+        self.w_cancel_run_text = W.HTML("")
+        self.w_cancel_run_confirm = W.Button(description="Confirm cancel", button_style="danger", icon="check")
+        self.w_cancel_run_back = W.Button(description="Back")
+        self.cancel_run_box = W.VBox(
+            [self.w_cancel_run_text, W.HBox([self.w_cancel_run_confirm, self.w_cancel_run_back])],
+            layout=W.Layout(display="none", border="1px solid #d62728", padding="6px"))
+        # the DLQ panel: several entries at once, behind a confirmation
+        self.w_dlq_load = W.Button(description="Load DLQ", icon="inbox")
+        self.w_dlq = W.SelectMultiple(options=[], rows=6, description="DLQ", layout=W.Layout(width="720px"))
+        self.w_dlq_buttons = {
+            action: W.Button(description=f"{action.capitalize()}…", disabled=True,
+                             button_style="danger" if action == "delete" else "",
+                             tooltip=f"{action} the ticked DLQ entries")
+            for action in DLQ_ACTIONS}
+        self.w_dlq_confirm_text = W.HTML("")
+        self.w_dlq_confirm = W.Button(description="Confirm", button_style="danger", icon="check")
+        self.w_dlq_back = W.Button(description="Back")
+        self.dlq_confirm_box = W.VBox(
+            [self.w_dlq_confirm_text, W.HBox([self.w_dlq_confirm, self.w_dlq_back])],
+            layout=W.Layout(display="none", border="1px solid #d62728", padding="6px"))
+        self.w_dlq_msg = W.HTML("")
 
         # links: the controls and the traits are one state
         T.link((self.w_state, "value"), (self, "state"))
@@ -166,21 +201,36 @@ class WorkflowTimeline(W.VBox):
         self.w_resume.on_click(lambda _b: self._open_confirm())
         self.w_confirm.on_click(lambda _b: self._on_confirm())
         self.w_cancel.on_click(lambda _b: self._close_confirm())
+        self.w_cancel_run.on_click(lambda _b: self._open_cancel_run())
+        self.w_cancel_run_confirm.on_click(lambda _b: self._on_cancel_run_confirm())
+        self.w_cancel_run_back.on_click(lambda _b: self._close_cancel_run())
+        T.link((self.w_dlq, "value"), (self, "dlq_selected"))
+        self.observe(self._on_dlq_selected, names="dlq_selected")
+        self.w_dlq_load.on_click(lambda _b: self.load_dlq())
+        for action, button in self.w_dlq_buttons.items():
+            button.on_click(lambda _b, action=action: self._open_dlq_confirm(action))
+        self.w_dlq_confirm.on_click(lambda _b: self._on_dlq_confirm())
+        self.w_dlq_back.on_click(lambda _b: self._close_dlq_confirm())
 
         filters = W.VBox([W.HBox([self.w_state, self.w_url, self.w_run_id]),
                           W.HBox([self.w_label, self.w_from, self.w_to, self.w_max]),
                           W.HBox([self.w_load, self.w_progress, self.w_progress_label])])
-        resume = W.VBox([W.HBox([self.w_resume, self.w_resume_msg]), self.confirm_box])
+        resume = W.VBox([W.HBox([self.w_resume, self.w_cancel_run, self.w_resume_msg]), self.confirm_box,
+                         self.cancel_run_box])
+        dlq = W.VBox([W.HTML("<b>Dead-letter queue</b>"), W.HBox([self.w_dlq_load, *self.w_dlq_buttons.values()]),
+                      self.w_dlq, self.dlq_confirm_box, self.w_dlq_msg])
         super().__init__(
             [W.HTML("<h3 style='margin:4px 0'>Workflow runs</h3>"), filters, self.w_status, self.gantt,
-             self.w_pick, resume, self.steps_fig, self.detail],
+             self.w_pick, resume, self.steps_fig, self.detail, dlq],
             **kwargs)
         self.add_class("svckit-workflow-timeline")
         # stable hooks for the browser tests and for user CSS
         for w, css in ((self.w_status, "svckit-run-status"), (self.gantt, "svckit-gantt"),
                        (self.w_pick, "svckit-run-pick"), (self.steps_fig, "svckit-steps-chart"),
                        (self.detail, "svckit-run-detail"), (self.w_resume_msg, "svckit-resume-msg"),
-                       (self.confirm_box, "svckit-resume-confirm")):
+                       (self.confirm_box, "svckit-resume-confirm"), (self.w_dlq, "svckit-dlq-list"),
+                       (self.dlq_confirm_box, "svckit-dlq-confirm"), (self.w_dlq_msg, "svckit-dlq-msg"),
+                       (self.cancel_run_box, "svckit-cancel-confirm")):
             w.add_class(css)
         if autoload:
             self.refresh()
@@ -261,6 +311,8 @@ class WorkflowTimeline(W.VBox):
         self.w_pick.observe(self._on_pick, names="value")
         self._update_resume(run)
         self._close_confirm()
+        self.w_cancel_run.disabled = _value(run.workflow_state) != RunState.RUN_STARTED.value
+        self._close_cancel_run()
         return self.steps_frame
 
     def _update_resume(self, run: Any) -> None:
@@ -288,16 +340,80 @@ class WorkflowTimeline(W.VBox):
         the DLQ entry whose run id and creation time match (paging through ``q.dlq()``)."""
         if getattr(run, "dlq_id", None):
             return run.dlq_id
+        for msg in self._iter_dlq():
+            if msg.workflow_run_id == run.workflow_run_id and msg.workflow_created_at in (
+                    None, run.workflow_run_created_at):
+                return msg.dlq_id
+        raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
+
+    def _iter_dlq(self) -> Iterator[Any]:
         cursor = None
         while True:
             page = self.queue.dlq(cursor=cursor)
-            for msg in page.messages:
-                if msg.workflow_run_id == run.workflow_run_id and msg.workflow_created_at in (
-                        None, run.workflow_run_created_at):
-                    return msg.dlq_id
+            yield from page.messages
             cursor = page.cursor
             if not cursor:
-                raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
+                return
+
+    def load_dlq(self) -> pd.DataFrame:
+        """Fetch every DLQ entry (page by page) into the DLQ list; ticked entries that are still there
+        stay ticked. Returns :func:`svckit.frames.dlq_frame` of them. Errors are shown, not raised."""
+        try:
+            self.dlq_entries = list(self._iter_dlq())
+        except SvcError as exc:
+            self.w_dlq_msg.value = f"<span style='color:#d62728'>{html.escape(str(exc))}</span>"
+        self.dlq_count = len(self.dlq_entries)
+        present = {m.dlq_id for m in self.dlq_entries}
+        keep = tuple(d for d in self.dlq_selected if d in present)
+        self.w_dlq.options = [(self._dlq_text(m), m.dlq_id) for m in self.dlq_entries]
+        self.dlq_selected = keep
+        self._on_dlq_selected()
+        return frames.dlq_frame(self.dlq_entries)
+
+    @staticmethod
+    def _dlq_text(m: Any) -> str:
+        entered = f"{m.created:%Y-%m-%d %H:%M:%S}" if getattr(m, "created_at", None) is not None else "?"
+        return (f"{m.workflow_run_id or m.message_id} · {m.workflow_url or m.url} · entered {entered}"
+                + (f" · {m.label}" if m.label else ""))
+
+    def dlq_action(self, action: str, dlq_ids: Sequence[str] | None = None) -> Any:
+        """Delete, resume or restart DLQ entries (``dlq_ids``, default: the ticked ones) in one request
+        (no confirmation: calling this IS the confirmation), then reload the runs and the DLQ. Returns
+        the service's answer: the number deleted, or the fresh runs."""
+        if action not in DLQ_ACTIONS:
+            raise ValueError(f"action must be one of {', '.join(DLQ_ACTIONS)}, got {action!r}")
+        ids = list(self.dlq_selected if dlq_ids is None else dlq_ids)
+        if not ids:
+            raise LookupError("tick at least one DLQ entry first")
+        if action == "delete":
+            result = self.queue.delete_dlq_many(ids)
+            text = f"deleted {result} DLQ entr{'y' if result == 1 else 'ies'}"
+        else:
+            result = getattr(self.queue, f"{action}_many")(ids)
+            runs = ", ".join(html.escape(r.workflow_run_id) for r in result)
+            text = f"{DLQ_ACTIONS[action]} {len(result)} run(s): <b>{runs}</b>"
+        self.last_dlq_result = result
+        self.refresh()
+        self.load_dlq()
+        self.w_dlq_msg.value = f"<span style='color:#2ca02c'>{text}</span>"
+        return result
+
+    def cancel_selected(self) -> None:
+        """Cancel the selected run, which must be in progress (no confirmation: calling this IS the
+        confirmation), then reload the runs and keep it selected."""
+        run = self.selected
+        if run is None:
+            raise LookupError("select a running run first")
+        if _value(run.workflow_state) != RunState.RUN_STARTED.value:
+            raise ValueError(f"run {run.workflow_run_id} is {_value(run.workflow_state)}; only a run in progress "
+                             "can be canceled")
+        self.queue.cancel(run.workflow_run_id)
+        key = run_key(run)
+        self.refresh()
+        if self._row_of(key) is not None:
+            self.select_run(key)
+        self.w_resume_msg.value = (f"<span style='color:#2ca02c'>canceled run "
+                                   f"<b>{html.escape(run.workflow_run_id)}</b></span>")
 
     def resume_selected(self, *, flow_control_key: str | None = None, flow_control_value: str | None = None,
                         retries: int | None = None, run_id: str | None = None) -> Any:
@@ -383,7 +499,9 @@ class WorkflowTimeline(W.VBox):
         self._replace(self.steps_fig, _plots.steps_figure(self.steps_frame))
         self.detail.value = "<i>Click a run in the chart (or pick it above) to see its steps.</i>"
         self.w_resume.disabled = True
+        self.w_cancel_run.disabled = True
         self._close_confirm()
+        self._close_cancel_run()
 
     # -- handlers: UI events -> public methods --------------------------------------------------------
     def _on_gantt_click(self, trace: Any, points: Any, _state: Any) -> None:
@@ -413,6 +531,57 @@ class WorkflowTimeline(W.VBox):
 
     def _close_confirm(self) -> None:
         self.confirm_box.layout.display = "none"
+
+    def _on_dlq_selected(self, _change: Any = None) -> None:
+        for button in self.w_dlq_buttons.values():
+            button.disabled = not self.dlq_selected
+        self._close_dlq_confirm()
+
+    def _open_dlq_confirm(self, action: str) -> None:
+        if not self.dlq_selected:
+            return
+        self.dlq_pending = action
+        n = len(self.dlq_selected)
+        what = {"delete": "They are removed for good; their runs stay failed and can no longer be resumed.",
+                "resume": "Each failed run continues as a fresh run; steps that succeeded are not run again.",
+                "restart": "Each failed run starts again from its first step; nothing is kept."}[action]
+        self.w_dlq_confirm_text.value = f"{action.capitalize()} <b>{n}</b> DLQ entr{'y' if n == 1 else 'ies'}? {what}"
+        self.w_dlq_confirm.description = f"Confirm {action}"
+        self.dlq_confirm_box.layout.display = "flex"
+
+    def _close_dlq_confirm(self) -> None:
+        self.dlq_pending = None
+        self.dlq_confirm_box.layout.display = "none"
+
+    def _on_dlq_confirm(self) -> None:
+        action = self.dlq_pending
+        if action is None:
+            return
+        try:
+            self.dlq_action(action)
+        except (SvcError, LookupError, ValueError) as exc:
+            self.w_dlq_msg.value = f"<span style='color:#d62728'>{action} failed: {html.escape(str(exc))}</span>"
+        finally:
+            self._close_dlq_confirm()
+
+    def _open_cancel_run(self) -> None:
+        run = self.selected
+        if run is None:
+            return
+        self.w_cancel_run_text.value = (f"Cancel run <b>{html.escape(run.workflow_run_id)}</b>? The step in "
+                                        "flight is marked canceled and no further step runs.")
+        self.cancel_run_box.layout.display = "flex"
+
+    def _close_cancel_run(self) -> None:
+        self.cancel_run_box.layout.display = "none"
+
+    def _on_cancel_run_confirm(self) -> None:
+        try:
+            self.cancel_selected()
+        except (SvcError, LookupError, ValueError) as exc:
+            self.w_resume_msg.value = f"<span style='color:#d62728'>cancel failed: {html.escape(str(exc))}</span>"
+        finally:
+            self._close_cancel_run()
 
     def _on_confirm(self) -> None:
         retries_text = self.w_retries.value.strip()

@@ -193,3 +193,125 @@ def test_unknown_run_is_a_clear_error(queue):
     w = timeline(queue)
     with pytest.raises(KeyError, match="adjust the filters"):
         w.select_run("nope")
+
+
+# -- DLQ actions and cancel ------------------------------------------------------------------------
+class DlqFakeQueue(FakeQueue):
+    """FakeQueue plus the bulk DLQ operations and cancel, recorded like the others."""
+
+    def delete_dlq_many(self, dlq_ids):
+        self.calls.append(("delete_dlq_many", {"dlq_ids": list(dlq_ids)}))
+        return sum(self.dlq_entries.pop(d, None) is not None for d in dlq_ids)
+
+    def resume_many(self, dlq_ids):
+        self.calls.append(("resume_many", {"dlq_ids": list(dlq_ids)}))
+        return [self.resume(d) for d in dlq_ids]
+
+    def restart_many(self, dlq_ids):
+        self.calls.append(("restart_many", {"dlq_ids": list(dlq_ids)}))
+        return [self.resume(d) for d in dlq_ids]
+
+    def cancel(self, run_id):
+        self.calls.append(("cancel", {"run_id": run_id}))
+        self.runs = [r.model_copy(update={"workflow_state": "RUN_CANCELED"}) if r.workflow_run_id == run_id else r
+                     for r in self.runs]
+
+
+@pytest.fixture
+def dlq_queue() -> DlqFakeQueue:
+    return DlqFakeQueue([make_run(i, STATES[i % 4]) for i in range(12)])
+
+
+@pytest.mark.parametrize("action, call", [("delete", "delete_dlq_many"), ("resume", "resume_many"),
+                                          ("restart", "restart_many")])
+def test_dlq_actions_on_several_entries_need_a_confirmation(dlq_queue, action, call):
+    w = timeline(dlq_queue)
+    assert w.dlq_count == 0 and all(b.disabled for b in w.w_dlq_buttons.values())
+    w.w_dlq_load.click()
+    ids = [v for _, v in w.w_dlq.options]
+    assert w.dlq_count == 3 == len(ids)  # runs 1, 5, 9 failed
+    w.w_dlq.value = tuple(ids[:2])
+    assert w.dlq_selected == tuple(ids[:2]) and not w.w_dlq_buttons[action].disabled
+    w.w_dlq_buttons[action].click()
+    assert w.dlq_confirm_box.layout.display == "flex" and "<b>2</b> DLQ entries" in w.w_dlq_confirm_text.value
+    assert not [c for c in dlq_queue.calls if c[0] == call]
+    w.w_dlq_back.click()  # changed their mind: nothing sent
+    assert w.dlq_confirm_box.layout.display == "none" and not [c for c in dlq_queue.calls if c[0] == call]
+    w.w_dlq_buttons[action].click()
+    w.w_dlq_confirm.click()
+    assert [c[1]["dlq_ids"] for c in dlq_queue.calls if c[0] == call] == [ids[:2]]
+    assert w.dlq_confirm_box.layout.display == "none"
+    assert [v for _, v in w.w_dlq.options] == ids[2:] and w.dlq_selected == ()  # reloaded
+    done = {"delete": "deleted 2 DLQ entries", "resume": "resumed 2 run(s)", "restart": "restarted 2 run(s)"}
+    assert done[action] in w.w_dlq_msg.value
+
+
+def test_dlq_action_without_entries_is_refused(dlq_queue):
+    w = timeline(dlq_queue)
+    with pytest.raises(LookupError):
+        w.dlq_action("resume")
+    with pytest.raises(ValueError):
+        w.dlq_action("replay", ["dlq-x"])
+    assert not [c for c in dlq_queue.calls if c[0].endswith("_many")]
+
+
+def test_cancel_is_offered_for_a_running_run_only_and_needs_a_confirmation(dlq_queue):
+    w = timeline(dlq_queue)
+    w.select_run("wfr_0000")  # RUN_SUCCESS
+    assert w.w_cancel_run.disabled
+    w.select_run("wfr_0002")  # RUN_STARTED
+    assert not w.w_cancel_run.disabled
+    w.w_cancel_run.click()
+    assert w.cancel_run_box.layout.display == "flex" and "wfr_0002" in w.w_cancel_run_text.value
+    assert not [c for c in dlq_queue.calls if c[0] == "cancel"]
+    w.w_cancel_run_back.click()
+    assert not [c for c in dlq_queue.calls if c[0] == "cancel"]
+    w.w_cancel_run.click()
+    w.w_cancel_run_confirm.click()
+    assert [c[1] for c in dlq_queue.calls if c[0] == "cancel"] == [{"run_id": "wfr_0002"}]
+    assert w.selected.workflow_state == "RUN_CANCELED" and w.w_cancel_run.disabled
+    assert "canceled run" in w.w_resume_msg.value
+    with pytest.raises(ValueError):
+        w.cancel_selected()  # no longer in progress
+
+
+def test_dlq_actions_and_cancel_against_the_sandbox(tmp_path):
+    import threading
+
+    from svckit.queue import Queue
+    from svckit.sandbox import Sandbox
+    from svckit.sandbox.demo_workflows import INVOICE_URL
+
+    release = threading.Event()
+    with Sandbox(tmp_path / "data", areas=["queue"], seed="demo", queue_retry_delay=0) as sb, \
+            Queue.from_settings(sb.settings) as q:
+        runner = sb.area("queue").runner
+        w = WorkflowTimeline(q)
+        frame = w.load_dlq()
+        assert w.dlq_count == 2 and set(frame["workflow_url"]) == {INVOICE_URL}
+        seeded = set(frame["dlq_id"])
+        w.w_dlq.value = tuple(v for _, v in w.w_dlq.options)
+        w.w_dlq_buttons["restart"].click()
+        w.w_dlq_confirm.click()
+        started = w.last_dlq_result
+        assert len(started) == 2 and "restarted 2 run(s)" in w.w_dlq_msg.value
+        for r in started:  # the invoice upload always fails: each restart lands in the DLQ again
+            assert runner.wait(runner.handle(r.workflow_run_id, r.workflow_created_at)) == "RUN_FAILED"
+        w.load_dlq()
+        assert w.dlq_count == 2 and not {m.dlq_id for m in w.dlq_entries} & seeded  # two fresh entries
+        w.w_dlq.value = (w.w_dlq.options[0][1],)
+        w.w_dlq_buttons["delete"].click()
+        w.w_dlq_confirm.click()
+        assert w.dlq_count == 1 and [m.dlq_id for m in q.iter_dlq()] == [w.w_dlq.options[0][1]]
+
+        runner.register("https://shop.example.com/api/workflows/slow",
+                        lambda c: c.run("wait", lambda: release.wait(30)))
+        handle = runner.trigger("https://shop.example.com/api/workflows/slow", run_id="wfr_slow")
+        assert runner.wait_for_step(handle, "wait")
+        w.refresh()
+        w.select_run("wfr_slow")
+        w.w_cancel_run.click()
+        w.w_cancel_run_confirm.click()
+        assert w.selected.workflow_state == "RUN_CANCELED"
+        release.set()
+        assert runner.wait(handle) == "RUN_CANCELED"
