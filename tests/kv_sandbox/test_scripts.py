@@ -1,0 +1,84 @@
+"""Lua shebang flags (svckit/sandbox/kv/scripts.py): the pure rewrite, then scripts with flags stock
+Redis does not know run on both backends, addressed by the SHA1 of the text the client sent."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+
+from svckit.sandbox.kv.scripts import rewrite_library, rewrite_shebang
+
+
+def sha(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+# -- the pure rewrite ------------------------------------------------------------------------------
+def test_unknown_flags_are_dropped_and_redis_flags_kept():
+    assert rewrite_shebang(b"#!lua flags=allow-key-locking,no-writes\nreturn 1") == b"#!lua flags=no-writes\nreturn 1"
+    assert rewrite_shebang(b"#!lua flags=allow-key-locking\nreturn 1") == b"#!lua\nreturn 1"
+    assert rewrite_shebang(b"#!lua flags=allow-key-locking") == b"#!lua"
+
+
+def test_scripts_needing_no_change_are_returned_as_they_are():
+    for script in (b"return 1", b"#!lua\nreturn 1", b"#!lua flags=no-writes,allow-oom\nreturn 1",
+                   b"#!lua   flags=no-writes  \nreturn 1", b"#!lua name=x\nreturn 1"):
+        assert rewrite_shebang(script) is script  # unchanged text: same SHA1, nothing to map
+
+
+def test_without_native_shebangs_the_line_becomes_a_comment():
+    assert rewrite_shebang(b"#!lua flags=no-writes\nreturn 1", native=False) == b"--#!lua flags=no-writes\nreturn 1"
+    assert rewrite_shebang(b"return 1", native=False) == b"return 1"
+
+
+def test_function_libraries_lose_unknown_flags_of_literal_tables_only():
+    code = (b'#!lua name=lib\nredis.register_function{function_name="f", callback=g, '
+            b'flags={"allow-key-locking", \'no-writes\'}}')
+    assert rewrite_library(code) == (b'#!lua name=lib\nredis.register_function{function_name="f", callback=g, '
+                                     b"flags={ 'no-writes'}}")
+    dynamic = b"#!lua name=lib\nredis.register_function{function_name='f', callback=g, flags={my_flag}}"
+    assert rewrite_library(dynamic) == dynamic
+
+
+# -- over HTTP, on both backends -------------------------------------------------------------------
+SCRIPT = '#!lua flags=allow-key-locking\nreturn redis.call("INCRBY", KEYS[1], ARGV[1])'
+
+
+def test_eval_with_a_vendor_flag_runs_and_evalsha_takes_the_sent_texts_sha(kv):
+    key = kv.key()
+    assert kv.post("/", json=["EVAL", SCRIPT, 1, key, 2]).json() == {"result": 2}
+    assert kv.post("/", json=["EVALSHA", sha(SCRIPT), 1, key, 3]).json() == {"result": 5}
+    assert kv.post("/", json=["EVALSHA", sha(SCRIPT).upper(), 1, key, 1]).json() == {"result": 6}
+    assert kv.post("/", json=["SCRIPT", "EXISTS", sha(SCRIPT), "0" * 40]).json() == {"result": [1, 0]}
+
+
+def test_script_load_answers_the_sha_of_the_text_sent(kv):
+    script = SCRIPT + " -- loaded " + kv.key()
+    reply = kv.post("/", json=["SCRIPT", "LOAD", script], headers={"Service-Encoding": "base64"})
+    assert reply.json() == {"result": base64.b64encode(sha(script).encode()).decode()}
+    assert kv.post("/", json=["EVALSHA", sha(script), 1, kv.key(), 7]).json() == {"result": 7}
+
+
+def test_pipelines_and_transactions_rewrite_too(kv):
+    key = kv.key()
+    rows = [["EVAL", SCRIPT, 1, key, 1], ["EVALSHA", sha(SCRIPT), 1, key, 1], ["SCRIPT", "EXISTS", sha(SCRIPT)]]
+    assert kv.post("/pipeline", json=rows).json() == [{"result": 1}, {"result": 2}, {"result": [1]}]
+    assert kv.post("/multi-exec", json=rows).json() == [{"result": 3}, {"result": 4}, {"result": [1]}]
+
+
+def test_no_writes_is_still_enforced_by_redis(kv):
+    script = '#!lua flags=allow-key-locking,no-writes\nreturn redis.call("SET", KEYS[1], "x")'
+    reply = kv.post("/", json=["EVAL", script, 1, kv.key()])
+    if kv.backend == "fakeredis":  # fakeredis reads no shebang: the flags are not enforced there
+        assert reply.json() == {"result": "OK"}
+        return
+    assert reply.status_code == 400
+    error = reply.json()["error"]
+    assert error.startswith("ERR Write commands are not allowed from read-only scripts") and sha(script) in error
+
+
+def test_function_load_with_a_vendor_flag(kv):
+    library = ('#!lua name=compat_lib\nredis.register_function{function_name="compat_seven", '
+               'callback=function(keys, args) return 7 end, flags={"allow-key-locking", "no-writes"}}')
+    assert kv.post("/", json=["FUNCTION", "LOAD", "REPLACE", library]).json() == {"result": "compat_lib"}
+    assert kv.post("/", json=["FCALL_RO", "compat_seven", 0]).json() == {"result": 7}
