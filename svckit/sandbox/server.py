@@ -14,6 +14,7 @@ import shutil
 import socket
 import tempfile
 import threading
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,8 @@ class Sandbox:
         **options: Any,
     ) -> None:
         self._tmp = None if data_dir is not None else tempfile.mkdtemp(prefix="svckit-sandbox-")
+        if self._tmp is not None:  # removed on stop(), and at the latest when this object or the process goes
+            weakref.finalize(self, shutil.rmtree, self._tmp, ignore_errors=True)
         self.data_dir = Path(data_dir if data_dir is not None else str(self._tmp)).resolve()
         self.host, self.port = host, port
         self.seed = seed

@@ -71,6 +71,7 @@ class VectorArea(Area):
         self._check = bearer_check(lambda: ctx.credentials.vector_token, "SVC_VECTOR_TOKEN")
         self.seeding: asyncio.Task[None] | None = None
         self._warmup: threading.Thread | None = None
+        self._stopping = False
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -89,10 +90,16 @@ class VectorArea(Area):
             self._warmup.start()
 
     async def stop(self) -> None:
-        if self.seeding is not None and not self.seeding.done():
-            self.seeding.cancel()
+        # A worker thread cannot be cancelled: cancelling the seeding task would leave torch encoding
+        # in a thread that the interpreter then tears down mid-call, and the C++ runtime aborts the
+        # process at exit ("terminate called without an active exception", exit 134). So the seeding
+        # stops after its current batch, and the model warm-up finishes, before the indexes close.
+        self._stopping = True
+        if self.seeding is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.seeding
+        if self._warmup is not None:
+            await anyio.to_thread.run_sync(self._warmup.join)
         for index in self.indexes.values():
             await anyio.to_thread.run_sync(index.close)
 
@@ -120,6 +127,8 @@ class VectorArea(Area):
         # batch by batch across the three indexes, so each one becomes queryable early; dense and
         # hybrid share one embedder, so every text is embedded once
         for start in range(0, max(len(t) for t in todo.values()), SEED_BATCH):
+            if self._stopping:
+                return
             for index_name in SEEDED_INDEXES:
                 batch = todo[index_name][start : start + SEED_BATCH]
                 if batch:
