@@ -1,7 +1,7 @@
 """Real browser: the vector playground and workflow timeline notebooks in JupyterLab, driven by
 Debian's chromium through playwright (never ``playwright install``).
 
-Reuses the harness of tests/notebook/test_nb_browser.py (Lab, run_notebook, the browser fixture). The
+Reuses the JupyterLab harness of tests/lab_harness.py (Lab, run_notebook, the browser fixture). The
 lab here serves a sandbox whose vector area holds a slice of the demo corpus, so its seeding is
 short and the test does not wait on embedding 1,347 documents. Screenshots: test-output/screenshots/.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from svckit import demo
 from svckit.sandbox import Sandbox
-from tests.notebook.test_nb_browser import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
+from tests.lab_harness import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,0 +1,216 @@
+"""One JupyterLab harness for every browser test: JupyterLab on loopback, Debian's chromium driven by
+playwright (never ``playwright install``: the browser is /usr/bin/chromium).
+
+A browser test that fails must say why, at once: ``run_notebook`` stops on the first cell that
+raises (with its traceback) instead of waiting for the rest, and on a widget that does not render
+(with the browser console); any other failure of a browser test gets the notebook's error outputs
+and the console attached to its report (``pytest_runtest_makereport`` in tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svckit import demo
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+#: every page opened by ``open_page`` during the running test (read by the failure report hook)
+PAGES: list[Any] = []
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Lab:
+    def __init__(self, url: str, token: str, root: Path) -> None:
+        self.url, self.token, self.root = url, token, root
+
+    def api(self, method: str, path: str) -> object:
+        req = urllib.request.Request(f"{self.url}{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def delete_sessions(self) -> None:
+        """A closed page leaves its kernel running; delete every session so each notebook starts cold."""
+        for session in self.api("GET", "/api/sessions") or []:  # type: ignore[union-attr]
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+
+def require_chromium() -> None:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing, but CI must install it")
+        pytest.skip(f"{CHROMIUM} not installed")
+
+
+@contextlib.contextmanager
+def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
+    """JupyterLab on loopback over the notebooks in ``root``, its kernels pointed at the sandbox."""
+    token = secrets.token_hex(16)
+    port = demo.free_port()
+    env = demo.kernel_env(sandbox_env)
+    env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")  # no user settings leak in
+    settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    # every cell in the DOM (no windowing), so locators and screenshots see the whole notebook
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
+    cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
+        f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
+        "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
+        *demo.quiet_lab_settings(root / ".lab-app-settings"),
+    ])
+    log = (root / "lab.log").open("w")
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        try:
+            demo.wait_for_lab(port, token, proc, timeout=60)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}:\n" + (root / "lab.log").read_text()[-3000:]) from None
+        yield Lab(f"http://127.0.0.1:{port}", token, root)
+    finally:
+        demo.stop_process(proc, grace=20)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+# -- pages that explain their failures ---------------------------------------------------------
+def open_page(browser: Any, **options: Any) -> Any:
+    """A new page that records its console errors and uncaught exceptions (``page.svc_console``)."""
+    page = browser.new_page(**options)
+    console: list[str] = []
+    page.on("console", lambda m: console.append(f"console.{m.type}: {m.text}") if m.type in ("error", "warning")
+            else None)
+    page.on("pageerror", lambda e: console.append(f"page error: {e}"))
+    page.svc_console = console
+    PAGES.append(page)
+    return page
+
+
+CELLS_JS = ("window.jupyterapp.shell.currentWidget.content.widgets"
+            ".filter(c => c.model.type === 'code')")
+#: the error outputs of the open notebook's cells, read from the notebook model
+CELL_ERRORS_JS = (f"() => {{ const cells = (window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                  f" && window.jupyterapp.shell.currentWidget.content && window.jupyterapp.shell.currentWidget"
+                  f".content.widgets) ? {CELLS_JS} : []; const out = [];"
+                  " for (const c of cells) { const o = c.model.outputs; for (let i = 0; i < o.length; i++) {"
+                  " const x = o.get(i).toJSON(); if (x.output_type === 'error') out.push(x.ename + ': ' + x.evalue"
+                  " + '\\n' + (x.traceback || []).join('\\n')); } } return out; }")
+#: widget views that failed to render: ipywidgets draws an error placeholder (its reason is in the
+#: browser console) or, for a model it cannot find, says so in the output area
+WIDGET_ERRORS_JS = ("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                    ".filter(e => e.querySelector('.jupyter-widgets-error-widget')"
+                    " || e.innerText.includes('Error displaying widget')"
+                    " || e.innerText.includes('Failed to load model class'))"
+                    ".map(e => e.innerText.trim() || 'an error placeholder instead of the widget')")
+
+
+def cell_errors(page: Any) -> list[str]:
+    try:
+        return [_ANSI.sub("", e) for e in page.evaluate(CELL_ERRORS_JS)]
+    except Exception:  # noqa: BLE001 - a closed or crashed page has nothing more to tell
+        return []
+
+
+def diagnose(page: Any) -> str:
+    """What a person would look at first: the cells' error outputs, widgets that failed to render,
+    and the browser console."""
+    parts = []
+    errors = cell_errors(page)
+    if errors:
+        parts.append("error output of the notebook:\n" + "\n---\n".join(errors))
+    with contextlib.suppress(Exception):
+        broken = page.evaluate(WIDGET_ERRORS_JS)
+        if broken:
+            parts.append("widgets that did not render:\n" + "\n".join(broken))
+    console = getattr(page, "svc_console", [])
+    if console:
+        parts.append("browser console:\n" + "\n".join(console[-30:]))
+    return "\n\n".join(parts) or "no error output in the notebook and nothing in the browser console"
+
+
+def wait_until(page: Any, condition_js: str, what: str, timeout: float, arg: Any = None) -> None:
+    """Wait for ``condition_js`` to hold, failing at once (with the cause) when a cell raises or a
+    widget fails to render, and with ``diagnose`` when ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        satisfied = page.evaluate(condition_js, arg)
+        errors = cell_errors(page)
+        if errors:
+            raise AssertionError(f"{what}: a cell raised\n" + "\n---\n".join(errors))
+        broken = page.evaluate(WIDGET_ERRORS_JS)
+        if broken:
+            raise AssertionError(f"{what}: a widget did not render\n" + "\n".join(broken)
+                                 + "\n\n" + diagnose(page))
+        if satisfied:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s\n\n{diagnose(page)}")
+        time.sleep(0.25)
+
+
+def run_notebook(browser: Any, lab: Lab, name: str, height: int = 1100) -> Any:
+    """Open ``name`` in JupyterLab, run all cells, wait until every code cell has run and every widget
+    has rendered; returns the page. Fails at the first cell that raises, with its traceback."""
+    lab.delete_sessions()
+    page = open_page(browser, viewport={"width": 1500, "height": height})
+    # a workspace of its own, reset: only this notebook is open (no tabs restored from earlier tests)
+    workspace = name.replace(".", "-")
+    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={lab.token}")
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=60_000)
+    wait_until(page, "(name) => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                     " && window.jupyterapp.shell.currentWidget.context"
+                     " && window.jupyterapp.shell.currentWidget.context.path === name"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.connectionStatus"
+                     " === 'connected'", f"{name}: kernel connected", 60, arg=name)
+    started = f"() => {CELLS_JS}.some(c => c.model.executionCount !== null || c.model.executionState === 'running')"
+    for attempt in range(2):  # a cold first load may ignore the first "Run All Cells"
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        try:
+            wait_until(page, started, f"{name}: run all cells", 15)
+            break
+        except AssertionError:
+            if attempt:
+                raise
+    # done: every code cell has an execution count and the kernel is idle (read from the notebook
+    # model, not the DOM: JupyterLab only renders the cells in view)
+    wait_until(page, f"() => {CELLS_JS}.every(c => c.model.executionCount !== null)"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+               f"{name}: every cell has run", 180)
+    # every widget view the cells displayed has been drawn (or has said why not)
+    wait_until(page, "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                     ".filter(e => e.getAttribute('data-mime-type') === 'application/vnd.jupyter.widget-view+json')"
+                     ".every(e => e.querySelector('.jupyter-widgets, .widget-box, .lm-Widget'))",
+               f"{name}: every widget rendered", 60)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    tracebacks = [errors.nth(i).inner_text() for i in range(errors.count())
+                  if "Traceback" in errors.nth(i).inner_text() or "Error" in errors.nth(i).inner_text()]
+    assert not tracebacks, tracebacks
+    return page
