@@ -99,12 +99,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1 if failed else 0
         workdir = args.workdir or DEFAULT_DATA_DIR.parent / "notebooks"
         demo.copy_notebooks(workdir, args.notebooks)
-        print(f"[svckit demo] JupyterLab on {workdir / demo.TOUR}; Ctrl-C stops it and the sandbox", file=sys.stderr)
+        print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR}", file=sys.stderr)
         return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser)
     finally:
         sandbox.stop()
         if fresh is not None:
             shutil.rmtree(fresh, ignore_errors=True)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """``svckit doctor``: requirements, imports and widgets checked; exit 1 naming what is missing."""
+    from svckit import doctor
+
+    extras = [e.strip() for e in args.extras.split(",") if e.strip()]
+    problems = doctor.check(extras)
+    print(doctor.report(problems))
+    return 1 if problems else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,6 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder JupyterLab opens; the demos are copied there once (default ~/.local/share/svckit/notebooks)")
     d.add_argument("--lab-port", type=int, default=None, help="JupyterLab port (default: its own choice)")
     d.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    c = sub.add_parser("doctor", help="check that everything svckit needs is installed (names what is missing)")
+    c.add_argument("--extras", default="sandbox,local,notebook",
+                   help="comma-separated extras to check besides the core (default: all of them)")
+    c.set_defaults(func=cmd_doctor)
     return parser
 
 

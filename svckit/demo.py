@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
+import warnings
+import webbrowser
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,13 +112,30 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     be read in the HTML.
     """
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, resources={"metadata": {"path": str(path.parent)}},
-                            store_widget_state=True)
+    from traitlets import default
+
+    class IpcKernelManager(KernelManager):
+        # IPC sockets, not TCP: the kernel is local either way, and over TCP it warns on every start
+        # that its traffic is unencrypted, which a demo user can do nothing about
+        @default("transport")
+        def _ipc(self) -> str:
+            return "ipc"
+
+        @default("ip")  # the socket files' path prefix: absolute, since the kernel runs in the notebook's folder
+        def _ipc_path(self) -> str:
+            from jupyter_core.paths import jupyter_runtime_dir
+
+            Path(jupyter_runtime_dir()).mkdir(parents=True, exist_ok=True)
+            return str(Path(jupyter_runtime_dir()) / f"svckit-kernel-{secrets.token_hex(8)}-ipc")
+
+    client = NotebookClient(nb, kernel_manager_class=IpcKernelManager, timeout=timeout, kernel_name=kernel_name,
+                            resources={"metadata": {"path": str(path.parent)}}, store_widget_state=True)
     started = time.monotonic()
     error = None
     try:
@@ -125,7 +147,9 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     seconds = time.monotonic() - started
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path = out_dir / (path.stem + ".html")
-    body, _ = HTMLExporter().from_notebook_node(nb)
+    with warnings.catch_warnings():  # plotly's JSON has no static HTML form; the widget state is kept
+        warnings.filterwarnings("ignore", message="Your element with mimetype", category=UserWarning)
+        body, _ = HTMLExporter().from_notebook_node(nb)
     html_path.write_text(body, encoding="utf-8")
     return NotebookRun(path, html_path, error is None, seconds, error)
 
@@ -141,13 +165,45 @@ def kernel_env(service_env: Mapping[str, str]) -> dict[str, str]:
     env.update(service_env)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    # debugpy's "frozen modules" warning, printed at every kernel start on Python 3.11+
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     return env
 
 
 # -- JupyterLab ------------------------------------------------------------------------------------
+#: JupyterLab options that keep a demo quiet: no news feed, no update check, and kernels on IPC
+#: sockets (over TCP every kernel warns that its traffic is unencrypted).
+QUIET_LAB = ("--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+             "--KernelManager.transport=ipc")
+#: default settings (a user's own settings still win): do not ask "would you like news?" on first start
+QUIET_SETTINGS = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
+
+
+def quiet_lab_settings(folder: Path) -> list[str]:
+    """Write JupyterLab's default-settings overrides (``QUIET_SETTINGS``, merged over those of the
+    installed JupyterLab) into ``folder``; returns the options that make JupyterLab read them."""
+    import json
+
+    from jupyterlab.commands import get_app_dir
+
+    folder.mkdir(parents=True, exist_ok=True)
+    installed = Path(get_app_dir()) / "settings"
+    merged: dict[str, Any] = {}
+    if installed.is_dir():
+        for item in installed.iterdir():
+            if item.name == "overrides.json":
+                merged = json.loads(item.read_text(encoding="utf-8"))
+            elif item.is_file():
+                shutil.copy2(item, folder / item.name)
+    for plugin, values in QUIET_SETTINGS.items():
+        merged[plugin] = {**merged.get(plugin, {}), **values}
+    (folder / "overrides.json").write_text(json.dumps(merged, indent=2), encoding="utf-8")
+    return [f"--LabApp.app_settings_dir={folder}"]
+
+
 def lab_command(open_path: str | None, *, port: int | None = None, no_browser: bool = False,
                 token: str | None = None, extra: Sequence[str] = ()) -> list[str]:
-    cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1"]
+    cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", *QUIET_LAB]
     if port:
         cmd.append(f"--ServerApp.port={port}")
     if no_browser:
@@ -162,22 +218,87 @@ def lab_command(open_path: str | None, *, port: int | None = None, no_browser: b
     return cmd
 
 
-def run_lab(workdir: Path, env: Mapping[str, str], **options: Any) -> int:
-    """Run JupyterLab in ``workdir`` on the tour until it exits (Ctrl-C stops it)."""
-    proc = subprocess.Popen(lab_command(TOUR, **options), cwd=workdir, env=dict(env))
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def lab_url(port: int, token: str, path: str = TOUR) -> str:
+    """The address that opens ``path`` in JupyterLab, logged in (the token is JupyterLab's own)."""
+    return f"http://127.0.0.1:{port}/lab/tree/{path}?token={token}"
+
+
+def wait_for_lab(port: int, token: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Return once JupyterLab answers on ``port``; raise if it exits or does not answer in time."""
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/status",
+                                     headers={"Authorization": f"token {token}"})
+    while True:
+        try:
+            with urllib.request.urlopen(request, timeout=2):
+                return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with code {proc.returncode} before it was ready") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not answer on port {port} within {timeout:.0f} s") from None
+            time.sleep(0.2)
+
+
+def can_open_browser() -> bool:
+    """Whether a graphical browser can be opened here: on Linux and the BSDs that needs a display
+    (without one, ``webbrowser`` would fall back to a text browser in this terminal)."""
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, no_browser: bool = False,
+            out: Any = None) -> int:
+    """Run JupyterLab in ``workdir`` with the tour open until it exits (Ctrl-C stops it).
+
+    svckit opens the browser itself (JupyterLab is started with ``--no-browser``): so it can print the
+    tour's URL, token included, on a line of its own once the server answers, and say plainly when no
+    browser can be opened here.
+    """
+    out = out if out is not None else sys.stdout
+    port = port or free_port()
+    token = secrets.token_hex(24)
+    # a session of its own: Ctrl-C reaches svckit only, which then stops JupyterLab cleanly (JupyterLab
+    # itself would answer SIGINT with a "Shutdown this Jupyter server (y/[n])?" prompt)
+    settings = quiet_lab_settings(workdir.parent / "lab-app-settings")
+    proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, token=token, extra=settings),
+                            cwd=workdir, env=dict(env), start_new_session=True)
 
     def stop_on_sigterm(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # same path as Ctrl-C: stop JupyterLab, then the sandbox
 
     previous = signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
+        wait_for_lab(port, token, proc)
+        url = lab_url(port, token)
+        print("[svckit demo] JupyterLab is ready; the tour notebook is at:", file=out)
+        print(url, file=out)
+        if no_browser:
+            pass
+        elif not can_open_browser() or not webbrowser.open(url, new=2):
+            print("[svckit demo] No browser can be opened here (no display): open the URL above yourself.", file=out)
+        print("[svckit demo] Ctrl-C stops JupyterLab and the sandbox.", file=out, flush=True)
         return proc.wait()
     except KeyboardInterrupt:
+        return 0 if stop_process(proc) in (0, -signal.SIGTERM) else 1
+    finally:
+        stop_process(proc)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 15.0) -> int:
+    """Terminate ``proc`` (no-op when it has exited), killing it after ``grace`` seconds."""
+    if proc.poll() is None:
         proc.terminate()
         try:
-            return proc.wait(timeout=15)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             proc.kill()
-            return proc.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return proc.wait()
