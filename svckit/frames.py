@@ -24,6 +24,7 @@ spec's wire names (``workflowRunId``), because the local vector index and raw HT
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
@@ -31,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
 from svckit.queue.models import EventState
 
 __all__ = [
@@ -103,14 +105,17 @@ def format_bytes(n: float | None) -> str:
 
 
 # -- key-value -------------------------------------------------------------------------------------
-def keys_frame(rows: Iterable[Mapping[str, Any] | str]) -> pd.DataFrame:
+def keys_frame(rows: Iterable[KeyInfo | Mapping[str, Any] | str] | KeyScan) -> pd.DataFrame:
     """Keys with their metadata: ``key, type, ttl_s, expires, memory_bytes, length``.
 
-    ``rows`` are dicts with ``key`` and any of ``type``, ``pttl`` (ms; -1 no expiry, -2 missing) or
-    ``ttl`` (s), ``memory`` (bytes) and ``length``; bare strings become rows with only the key.
-    ``ttl_s`` is NA for keys without expiry; ``expires`` is the same as a duration.
+    ``rows`` is what :mod:`svckit.kv.keyspace` returns (``describe_keys``' :class:`KeyInfo` list,
+    or a :class:`KeyScan` whose keys become rows with only the key), or dicts with ``key`` and any
+    of ``type``, ``pttl`` (ms; -1 no expiry, -2 missing) or ``ttl`` (s), ``memory`` (bytes) and
+    ``length``, or bare key strings. ``ttl_s`` is NA for keys without expiry; ``expires`` is the same
+    as a duration.
     """
-    rows = list(rows)
+    rows = list(rows.keys) if isinstance(rows, KeyScan) else [
+        dataclasses.asdict(r) if isinstance(r, KeyInfo) else r for r in rows]
     if all(isinstance(r, str) for r in rows):
         # bare key names (a full scan): no dict per row, metadata columns empty
         n = len(rows)
@@ -180,8 +185,10 @@ def _stream_id_parts(entry_id: str) -> tuple[int | None, int | None]:
         return None, None
 
 
-def value_frame(key_type: str, value: Any) -> pd.DataFrame:
-    """A value of any key type as rows.
+def value_frame(key_type: str | ValuePage, value: Any = None) -> pd.DataFrame:
+    """A value of any key type as rows: ``value_frame(page)`` for a :class:`ValuePage` of
+    :func:`svckit.kv.keyspace.read_page` (list indexes and sorted-set ranks count from the page's
+    ``start``), or ``value_frame(type, value)`` for a helper's reply.
 
     ====================  =============================================================
     string                one row: ``value``
@@ -193,6 +200,9 @@ def value_frame(key_type: str, value: Any) -> pd.DataFrame:
     ReJSON-RL / json      flattened: ``path, value, json_type`` (a ``$``-rooted path per leaf)
     ====================  =============================================================
     """
+    start = 0
+    if isinstance(key_type, ValuePage):
+        key_type, value, start = key_type.type, key_type.items, key_type.start
     t = (key_type or "").lower()
     if t == "string":
         return pd.DataFrame({"value": pd.array([value], dtype="object")})
@@ -202,14 +212,14 @@ def value_frame(key_type: str, value: Any) -> pd.DataFrame:
                              "value": pd.array([v for _, v in items], dtype="object")})
     if t == "list":
         values = list(value or [])
-        return pd.DataFrame({"index": pd.array(range(len(values)), dtype="Int64"),
+        return pd.DataFrame({"index": pd.array(range(start, start + len(values)), dtype="Int64"),
                              "value": pd.array(values, dtype="object")})
     if t == "set":
         return pd.DataFrame({"member": pd.array(sorted(value or [], key=str), dtype="object")})
     if t == "zset":
         pairs = [(m, s) for m, s in (value or [])]
         return pd.DataFrame({
-            "rank": pd.array(range(len(pairs)), dtype="Int64"),
+            "rank": pd.array(range(start, start + len(pairs)), dtype="Int64"),
             "member": pd.array([m for m, _ in pairs], dtype="object"),
             "score": pd.array([float(s) for _, s in pairs], dtype="Float64"),
         })

@@ -9,7 +9,8 @@
 
 Modules: :mod:`~svckit.kv.protocol` (requests and replies, no I/O), :mod:`~svckit.kv.resp2` (RESP2
 parser and encoder), :mod:`~svckit.kv.commands` (typed helpers, written once for every client
-shape), :mod:`~svckit.kv.client` (the clients, pipelines, transactions and event streams).
+shape), :mod:`~svckit.kv.client` (the clients, pipelines, transactions and event streams),
+:mod:`~svckit.kv.keyspace` (bounded scans, key descriptions and paged value reading for both clients).
 """
 
 from svckit._http import RetryPolicy
@@ -27,6 +28,17 @@ from svckit.kv.client import (
     Transaction,
 )
 from svckit.kv.commands import Cmd, Commands
+from svckit.kv.keyspace import (
+    KeyInfo,
+    KeyScan,
+    ValuePage,
+    adescribe_keys,
+    ascan_keys,
+    aread_page,
+    describe_keys,
+    read_page,
+    scan_keys,
+)
 from svckit.kv.protocol import Message, MonitorEvent
 
 __all__ = [
@@ -39,6 +51,8 @@ __all__ = [
     "Cmd",
     "CommandError",
     "Commands",
+    "KeyInfo",
+    "KeyScan",
     "Message",
     "Monitor",
     "MonitorEvent",
@@ -47,4 +61,11 @@ __all__ = [
     "Subscription",
     "Transaction",
     "TransactionDiscarded",
+    "ValuePage",
+    "adescribe_keys",
+    "ascan_keys",
+    "aread_page",
+    "describe_keys",
+    "read_page",
+    "scan_keys",
 ]

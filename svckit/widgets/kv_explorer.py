@@ -6,7 +6,10 @@ Staying responsive on millions of keys comes down to never asking for "everythin
 - TYPE, PTTL and MEMORY USAGE are fetched only for the visible page, in one pipeline (plus one more
   pipeline for the lengths, whose command depends on the type).
 - A pattern without glob characters is an exact key name: it is looked up directly (no SCAN).
-- Values are read with bounded ranges (``value_limit`` elements).
+- Values are read one page at a time (``value_limit`` elements).
+
+The keyspace work is :mod:`svckit.kv.keyspace` (``scan_keys``, ``describe_keys``, ``read_page``);
+this module keeps the layout and the handlers.
 
 State lives in traits (``pattern``, ``type_filter``, ``matches``, ``selected``, ``message`` ...) and
 the public methods (``refresh()``, ``scan_more()``, ``scan_all()``, ``select(key)``, ``save_value()``,
@@ -28,6 +31,7 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import SvcError, TransactionDiscarded
+from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, read_page, scan_keys
 from svckit.widgets._common import (
     BADGE_COLORS,
     ConfirmBar,
@@ -42,11 +46,6 @@ from svckit.widgets._common import (
 GLOB_CHARS = set("*?[")
 TYPE_CHOICES = [("any type", ""), ("string", "string"), ("hash", "hash"), ("list", "list"), ("set", "set"),
                 ("zset", "zset"), ("stream", "stream"), ("JSON", "ReJSON-RL")]
-#: the command that gives a key's length, by TYPE reply
-LENGTH_COMMANDS: dict[str, tuple[str, ...]] = {
-    "string": ("STRLEN",), "hash": ("HLEN",), "list": ("LLEN",), "set": ("SCARD",), "zset": ("ZCARD",),
-    "stream": ("XLEN",),  # ReJSON-RL: no single length command; left empty
-}
 READONLY_REFUSAL = "This explorer uses a Read Only token: editing, TTL changes and deletes are disabled."
 
 
@@ -82,7 +81,7 @@ class KVExplorer(W.VBox):
     max_steps = T.Int(50, help="SCAN calls per 'scan more' at most")
     scan_cap = T.Int(10_000, help="matches at which 'scan all' stops")
     delimiter = T.Unicode(":")
-    value_limit = T.Int(500, help="elements read from a list/set/zset/stream value")
+    value_limit = T.Int(500, help="elements read from a hash/list/set/zset/stream value (one page)")
 
     # no per-element trait: validating a million strings on every assignment would dominate scan-all
     matches = T.List(help="matching keys found so far, in SCAN order")
@@ -102,7 +101,9 @@ class KVExplorer(W.VBox):
         self.kv = kv
         self.visible_frame = frames.keys_frame([])
         self.value = None
+        self.value_page: Any = None
         self.value_frame = pd.DataFrame()
+        self._scan = KeyScan()
         self.last_result: Any = None
         self._build()
         super().__init__(self._root_children(), **traits)
@@ -276,6 +277,7 @@ class KVExplorer(W.VBox):
 
     def refresh(self) -> None:
         """Start over: DBSIZE, then the first page of matches (or a direct lookup of an exact name)."""
+        self._scan = KeyScan(self.pattern or None, self.type_filter or None, self.count)
         self.cursor, self.complete, self.scanned, self.page = 0, False, 0, 0
         self.matches = []
         self._say("")
@@ -304,29 +306,18 @@ class KVExplorer(W.VBox):
             self.select(key)
 
     def _scan_steps(self, want: int, max_steps: int, count: int | None = None) -> None:
-        steps = 0
-        found = list(self.matches)
-        seen = set(found)
+        scan = self._scan
         try:
-            while not self.complete and steps < max_steps and len(found) < want:
-                step = count or self.count
-                cursor, batch = self.kv.scan(cursor=self.cursor, match=self.pattern or None, count=step,
-                                             type=self.type_filter or None)
-                steps += 1
-                self.cursor = int(cursor)
-                for k in batch:
-                    if k not in seen:  # SCAN may return a key twice across a rehash
-                        seen.add(k)
-                        found.append(k)
-                self.scanned = min(self.scanned + step, self.dbsize) if self.dbsize else self.scanned + len(batch)
-                if self.cursor == 0:
-                    self.complete = True
-                    self.scanned = max(self.dbsize, self.scanned)
+            scan_keys(self.kv, scan, count=count, limit=want, max_calls=max_steps)
         except SvcError as exc:
             hint = " SCAN is refused for Read Only tokens: type an exact key name instead." if self.readonly else ""
             self._say(f"SCAN failed: {_err(exc)}.{hint}", "error")
-            self.complete = True
-        self.matches = found
+            scan.complete = True
+        self.cursor, self.complete = scan.cursor, scan.complete
+        # COUNT hints add up past the keyspace's size: show at most DBSIZE, and all of it once complete
+        walked = min(scan.scanned, self.dbsize) if self.dbsize else len(scan.keys)
+        self.scanned = self.dbsize if scan.complete and self.dbsize else walked
+        self.matches = list(scan.keys)
         self._update_status()
 
     def scan_more(self) -> None:
@@ -376,30 +367,11 @@ class KVExplorer(W.VBox):
     def describe_visible(self) -> pd.DataFrame:
         """TYPE, PTTL and MEMORY USAGE of the visible keys in one pipeline, then their lengths."""
         keys = self.visible_keys
-        rows: list[dict[str, Any]] = [{"key": k} for k in keys]
-        if keys:
-            try:
-                pipe = self.kv.pipeline()
-                for k in keys:
-                    pipe.command("TYPE", k)
-                    pipe.command("PTTL", k)
-                    pipe.command("MEMORY", "USAGE", k)
-                replies = pipe.exec()
-                for i, row in enumerate(rows):
-                    t, pttl, mem = replies[3 * i:3 * i + 3]
-                    row.update(type=None if isinstance(t, BaseException) else t, pttl=pttl, memory=mem)
-                lengths = self.kv.pipeline()
-                measured = []
-                for row in rows:
-                    cmd = LENGTH_COMMANDS.get(row.get("type") or "")
-                    if cmd:
-                        lengths.command(*cmd, row["key"])
-                        measured.append(row)
-                if measured:
-                    for row, n in zip(measured, lengths.exec(), strict=True):
-                        row["length"] = n
-            except SvcError as exc:
-                self._say(f"Reading key metadata failed: {_err(exc)}", "error")
+        rows: list[KeyInfo] = [KeyInfo(k) for k in keys]
+        try:
+            rows = describe_keys(self.kv, keys)
+        except SvcError as exc:
+            self._say(f"Reading key metadata failed: {_err(exc)}", "error")
         self.visible_frame = frames.keys_frame(rows)
         labels = []
         for _, r in self.visible_frame.iterrows():
@@ -434,15 +406,12 @@ class KVExplorer(W.VBox):
             self.key_list.value = key
             self._setting_list = False
         try:
-            meta = self.kv.pipeline()
-            meta.command("TYPE", key)
-            meta.command("PTTL", key)
-            meta.command("MEMORY", "USAGE", key)
-            key_type, pttl, memory = meta.exec()
-            key_type = "none" if isinstance(key_type, BaseException) else str(key_type)
+            (info,) = describe_keys(self.kv, [key])
+            key_type = info.type or "none"
             self.selected_type = key_type
-            self.value = self._read_value(key, key_type)
-            self.value_frame = frames.value_frame(key_type, self.value)
+            self.value_page = read_page(self.kv, key, key_type, count=self.value_limit)
+            self.value = self.value_page.items
+            self.value_frame = frames.value_frame(self.value_page)
             shown_type = key_type
             doc = json_document(self.value) if key_type == "string" else None
             if doc is not None:
@@ -460,10 +429,13 @@ class KVExplorer(W.VBox):
                                        "(the key does not exist any more)</span>"
             self.value_view.value = ""
             return self.value_frame
-        ttl = "no expiry" if isinstance(pttl, BaseException) or pttl is None or int(pttl) < 0 \
-            else f"expires in {format_duration(int(pttl) / 1000)}"
-        mem = "" if isinstance(memory, BaseException) or memory is None else f" · {frames.format_bytes(memory)}"
-        size = f" · {len(self.value_frame):,} rows shown" if key_type not in ("string",) else ""
+        ttl = "no expiry" if info.pttl is None or info.pttl < 0 else f"expires in {format_duration(info.pttl / 1000)}"
+        mem = "" if info.memory is None else f" · {frames.format_bytes(info.memory)}"
+        size = ""
+        if key_type != "string":
+            size = f" · {len(self.value_frame):,} rows shown"
+            if not self.value_page.complete and info.length is not None:
+                size += f" of {info.length:,}"
         # the value first, the header last: a viewer that sees the new name sees the new value too
         self.value_view.value = frame_html(self.value_frame, max_rows=self.value_limit)
         self.detail_header.value = (f"<div><b style='font-size:14px'>{html.escape(key)}</b> "
@@ -474,24 +446,6 @@ class KVExplorer(W.VBox):
         self._on_readonly()
         self.save_button.disabled = self.readonly or not editable
         return self.value_frame
-
-    def _read_value(self, key: str, key_type: str) -> Any:
-        n = self.value_limit
-        if key_type == "string":
-            return self.kv.get(key)
-        if key_type == "hash":
-            return self.kv.hgetall(key)
-        if key_type == "list":
-            return self.kv.lrange(key, 0, n - 1)
-        if key_type == "set":
-            return self.kv.smembers(key)
-        if key_type == "zset":
-            return self.kv.zrange(key, 0, n - 1, withscores=True)
-        if key_type == "stream":
-            return self.kv.xrange(key, "-", "+", count=n)
-        if key_type == "ReJSON-RL":
-            return self.kv.json_get(key, "$")
-        return None
 
     @staticmethod
     def _edit_text(key_type: str, value: Any) -> str:
@@ -533,7 +487,7 @@ class KVExplorer(W.VBox):
             self._say("Not valid JSON: this key holds a JSON document; write a JSON object or array.", "error")
             return False
         if t == "string":
-            ok = self._write(f"SET {key}", lambda: self.kv.execute("SET", key, text, "KEEPTTL"))
+            ok = self._write(f"SET {key}", lambda: self.kv.set(key, text, keepttl=True))
         elif t == "ReJSON-RL":
             try:
                 doc = json.loads(text)
@@ -542,14 +496,12 @@ class KVExplorer(W.VBox):
                 return False
             ok = self._write(f"JSON.SET {key}", lambda: self.kv.json_set(key, "$", doc))
         elif t == "hash":
-            try:
-                fields = json.loads(text)
-                assert isinstance(fields, dict) and fields
-            except (ValueError, AssertionError):
+            fields = json_document(text.strip())
+            if not isinstance(fields, dict) or not fields:
                 self._say("A hash is edited as a JSON object of field: value pairs.", "error")
                 return False
-            args = [str(x) for kv in fields.items() for x in kv]
-            ok = self._write(f"HSET {key}", lambda: self.kv.execute("HSET", key, *args))
+            mapping = {str(f): str(v) for f, v in fields.items()}
+            ok = self._write(f"HSET {key}", lambda: self.kv.hset(key, mapping=mapping))
         else:
             self._say(f"Values of type {t or 'unknown'} are edited in the Console tab.", "error")
             return False
@@ -573,6 +525,8 @@ class KVExplorer(W.VBox):
         key = self.selected
         ok = self._write(f"DEL {key}", lambda: self.kv.delete(key))
         if ok:
+            if key in self._scan.keys:
+                self._scan.keys.remove(key)
             self.matches = [k for k in self.matches if k != key]
             self.selected = ""
             self._on_readonly()
