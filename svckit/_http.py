@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from svckit import __version__
-from svckit.errors import RequestTimeout, StreamClosed, TransportError, mask
+from svckit._version import __version__
+from svckit.errors import RequestTimeout, StreamClosed, StreamRefused, TransportError, mask
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -260,8 +260,17 @@ class SyncTransport(_TransportBase):
         self.close()
 
 
+#: Requests in flight on one ``httpx.AsyncClient`` before the next request opens another client, and
+#: how many clients at most. httpcore checks every connection of a pool (a poll() system call each)
+#: whenever a request starts or ends, so n requests in flight on one pool cost O(n) each: 16 in
+#: flight took twice the client CPU per request of 1 in flight. Small pools keep each check short.
+REQUESTS_PER_POOL = 2
+MAX_POOLS = 16
+
+
 class AsyncTransport(_TransportBase):
-    """Sends :class:`ApiRequest` objects over one pooled ``httpx.AsyncClient``."""
+    """Sends :class:`ApiRequest` objects over pooled ``httpx.AsyncClient`` objects: one for sequential
+    use, more (opened as concurrency needs them) when many requests are in flight at once."""
 
     def __init__(
         self,
@@ -274,9 +283,22 @@ class AsyncTransport(_TransportBase):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(base_url, auth, retry)
-        self._client = httpx.AsyncClient(
-            transport=transport, **_client_kwargs(base_url, auth, timeout, headers)
-        )
+        self._client_args = {"transport": transport, **_client_kwargs(base_url, auth, timeout, headers)}
+        self._client = httpx.AsyncClient(**self._client_args)  # also the one that carries streams
+        self._clients = [self._client]
+        self._in_flight = [0]  # requests being sent on each of self._clients
+        # a transport given by the caller is one object: every request goes through it
+        self._max_pools = 1 if transport is not None else MAX_POOLS
+
+    def _least_busy(self) -> int:
+        """Index of the client to send on: the least busy one, or a new one when all are full."""
+        busy = self._in_flight
+        i = busy.index(min(busy))
+        if busy[i] >= REQUESTS_PER_POOL and len(busy) < self._max_pools:
+            self._clients.append(httpx.AsyncClient(**self._client_args))
+            busy.append(0)
+            i = len(busy) - 1
+        return i
 
     async def send(self, request: ApiRequest) -> httpx.Response:
         what = f"{request.method} {self.base_url}"
@@ -285,10 +307,15 @@ class AsyncTransport(_TransportBase):
             attempt += 1
             error: httpx.HTTPError | None = None
             response: httpx.Response | None = None
+            i = self._least_busy()
+            client = self._clients[i]
+            self._in_flight[i] += 1
             try:
-                response = await self._client.send(request.build(self._client))
+                response = await client.send(request.build(client))
             except httpx.HTTPError as exc:
                 error = exc
+            finally:
+                self._in_flight[i] -= 1
             status = response.status_code if response is not None else None
             if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
                 await asyncio.sleep(self.retry.delay(attempt))
@@ -327,7 +354,8 @@ class AsyncTransport(_TransportBase):
         return response
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for client in self._clients:
+            await client.aclose()
 
     async def __aenter__(self) -> AsyncTransport:
         return self
@@ -509,14 +537,3 @@ class AsyncEventStream:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-class StreamRefused(Exception):
-    """Raised when opening a stream, when the server refused it with an HTTP error status.
-
-    Clients catch it and turn ``response`` into their own APIError (they know the error body format).
-    """
-
-    def __init__(self, response: httpx.Response) -> None:
-        self.response = response
-        super().__init__(f"HTTP {response.status_code}")
