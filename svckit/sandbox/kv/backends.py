@@ -26,9 +26,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio.connection import ConnectionPool, UnixDomainSocketConnection, async_timeout
+from redis.asyncio.connection import (
+    BlockingConnectionPool,
+    ConnectionPool,
+    UnixDomainSocketConnection,
+    async_timeout,
+)
 
-from svckit.sandbox.kv.resp import tcp_pool
+from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
 
 BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
 APPENDFSYNC = "everysec"
@@ -227,7 +232,7 @@ class RedisChild(Backend):
                 f"appendonly yes (appendfsync {APPENDFSYNC}), data in {self.dir}")
 
 
-class _FreshConnectionPool(ConnectionPool):
+class _FreshConnectionPool(BlockingConnectionPool):
     """Connections used once: each request authenticates anew. fakeredis, unlike Redis, keeps a
     connection authenticated after ``ACL DELUSER`` or a password change, so an ACL user's REST token
     would outlive its user if connections were reused."""
@@ -253,11 +258,12 @@ class FakeRedisBackend(Backend):
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
         from svckit.sandbox.kv.resp import status_keeping_fake_connection
 
+        common: dict[str, Any] = {"connection_class": status_keeping_fake_connection(), "server": self.server,
+                                  "protocol": 2, "decode_responses": False, "max_connections": MAX_CONNECTIONS,
+                                  "timeout": POOL_WAIT}
         if username is not None:
-            return _FreshConnectionPool(connection_class=status_keeping_fake_connection(), server=self.server,
-                                        protocol=2, decode_responses=False, username=username, password=password)
-        return ConnectionPool(connection_class=status_keeping_fake_connection(), server=self.server, protocol=2,
-                              decode_responses=False)
+            return _FreshConnectionPool(username=username, password=password, **common)
+        return BlockingConnectionPool(**common)
 
     def closer(self, conn: Any) -> Callable[[], None]:
         # fakeredis forgets a connection's subscriptions only when its fake socket is closed, which

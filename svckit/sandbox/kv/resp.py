@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from redis._parsers.resp2 import _AsyncRESP2Parser
-from redis.asyncio.connection import ConnectionPool
+from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool
 from redis.exceptions import InvalidResponse, ResponseError
 
 
@@ -85,11 +85,17 @@ def status_keeping_fake_connection() -> type:
     return StatusKeepingFakeConnection
 
 
+#: connections one gateway pool opens to Redis at most; a request that finds them all busy waits for
+#: one (up to POOL_WAIT seconds) instead of failing with "Too many connections".
+MAX_CONNECTIONS = 512
+POOL_WAIT = 20.0
+
+
 def tcp_pool(url: str, **kwargs: Any) -> ConnectionPool:
     """A pool of RESP2 connections to a real Redis that keeps status strings and error codes."""
-    return ConnectionPool.from_url(url, protocol=2, parser_class=StatusKeepingParser,
-                                   decode_responses=False, max_connections=kwargs.pop("max_connections", 512),
-                                   **kwargs)
+    return BlockingConnectionPool.from_url(url, protocol=2, parser_class=StatusKeepingParser,
+                                           decode_responses=False, max_connections=MAX_CONNECTIONS,
+                                           timeout=POOL_WAIT, **kwargs)
 
 
 def to_resp2(reply: Any, out: bytearray | None = None) -> bytearray:
