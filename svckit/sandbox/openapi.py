@@ -26,6 +26,23 @@ OPENAPI_PATH = "/openapi.json"
 _STRING = {"type": "string"}
 _INT = {"type": "integer"}
 
+# vector request pieces
+_DENSE = {"type": "array", "items": {"type": "number"}, "minItems": 1}
+_SPARSE = {"type": "object", "required": ["indices", "values"], "properties": {
+    "indices": {"type": "array", "items": {"type": "integer"}}, "values": {"type": "array", "items": {"type": "number"}}}}
+_INCLUDES = {"includeMetadata": {"type": "boolean", "default": False},
+             "includeVectors": {"type": "boolean", "default": False},
+             "includeData": {"type": "boolean", "default": False}}
+_QUERY_OPTIONS = {
+    "topK": {"type": "integer", "default": 10, "minimum": 1},
+    **_INCLUDES,
+    "filter": {"type": "string", "default": ""},
+    "weightingStrategy": {"type": "string", "enum": ["IDF"]},
+    "fusionAlgorithm": {"type": "string", "enum": ["RRF", "DBSF"], "default": "RRF"},
+    "queryMode": {"type": "string", "enum": ["HYBRID", "DENSE", "SPARSE"], "default": "HYBRID"},
+    "maxIdle": {"type": "integer", "minimum": 1, "description": "resumable queries: seconds it lives unused"},
+}
+
 SCHEMAS: dict[str, Any] = {
     "KvError": {
         "type": "object", "required": ["error"],
@@ -62,17 +79,34 @@ SCHEMAS: dict[str, Any] = {
     },
     "QueryRequest": {
         "type": "object", "required": ["data"],
-        "properties": {
-            "data": _STRING,
-            "topK": {"type": "integer", "default": 10, "minimum": 1},
-            "includeMetadata": {"type": "boolean", "default": False},
-            "includeVectors": {"type": "boolean", "default": False},
-            "includeData": {"type": "boolean", "default": False},
-            "filter": {"type": "string", "default": ""},
-            "weightingStrategy": {"type": "string", "enum": ["IDF"]},
-            "fusionAlgorithm": {"type": "string", "enum": ["RRF", "DBSF"], "default": "RRF"},
-            "queryMode": {"type": "string", "enum": ["HYBRID", "DENSE", "SPARSE"], "default": "HYBRID"},
-        },
+        "properties": {"data": _STRING, **_QUERY_OPTIONS},
+    },
+    "VectorQueryRequest": {
+        "type": "object", "description": "a query by `vector` and/or `sparseVector` (at least one)",
+        "properties": {"vector": _DENSE, "sparseVector": _SPARSE, **_QUERY_OPTIONS},
+    },
+    "ResumableNext": {
+        "type": "object", "required": ["uuid"],
+        "properties": {"uuid": _STRING, "additionalK": {"type": "integer", "minimum": 1, "default": 10}},
+    },
+    "ResumableEnd": {"type": "object", "required": ["uuid"], "properties": {"uuid": _STRING}},
+    "UpsertVector": {
+        "type": "object", "required": ["id"],
+        "description": "`vector` (dense, hybrid) and/or `sparseVector` (sparse, hybrid); nothing is embedded",
+        "properties": {"id": _STRING, "vector": _DENSE, "sparseVector": _SPARSE, "metadata": {"type": "object"},
+                       "data": _STRING},
+    },
+    "RangeRequest": {
+        "type": "object", "required": ["limit"],
+        "properties": {"cursor": {"type": "string", "default": ""}, "limit": {"type": "integer", "minimum": 1},
+                       "prefix": _STRING, **_INCLUDES},
+    },
+    "UpdateRequest": {
+        "type": "object", "required": ["id"],
+        "properties": {"id": _STRING, "vector": _DENSE, "sparseVector": _SPARSE, "data": _STRING,
+                       "metadata": {"type": "object"},
+                       "metadataUpdateMode": {"type": "string", "enum": ["OVERWRITE", "PATCH"],
+                                              "default": "OVERWRITE"}},
     },
     "QueryResult": {
         "type": "object", "required": ["id", "score"],
@@ -90,13 +124,14 @@ SCHEMAS: dict[str, Any] = {
         "properties": {"id": _STRING, "data": _STRING, "metadata": {"type": "object"}},
     },
     "FetchRequest": {
-        "type": "object", "required": ["ids"],
-        "properties": {"ids": {"type": "array", "items": _STRING},
-                       "includeMetadata": {"type": "boolean"}, "includeVectors": {"type": "boolean"},
-                       "includeData": {"type": "boolean"}},
+        "type": "object", "description": "exactly one of `ids` and `prefix`",
+        "properties": {"ids": {"type": "array", "items": _STRING}, "prefix": {"type": "string", "minLength": 1},
+                       **_INCLUDES},
     },
     "DeleteRequest": {
-        "oneOf": [{"type": "object", "required": ["ids"], "properties": {"ids": {"type": "array", "items": _STRING}}},
+        "oneOf": [{"type": "object", "description": "exactly one of `ids`, `prefix` and `filter`",
+                   "properties": {"ids": {"type": "array", "items": _STRING},
+                                  "prefix": {"type": "string", "minLength": 1}, "filter": _STRING}},
                   {"type": "array", "items": _STRING}],
     },
     "QueueAccount": {
@@ -271,32 +306,59 @@ _VECTOR_ERRORS = {400: "malformed body, wrong types, bad filter", 404: "no such 
 
 
 def _vector_paths() -> dict[str, Any]:
-    query_body = {"oneOf": [_ref("QueryRequest"), {"type": "array", "minItems": 1, "items": _ref("QueryRequest")}]}
-    upsert_body = {"oneOf": [_ref("UpsertData"), {"type": "array", "items": _ref("UpsertData")}]}
-    operations: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[int, str]]] = {
-        "query-data": ("text query: embed `data` and return the nearest vectors", query_body,
-                       _json({"type": "object", "required": ["result"], "properties": {"result": {"type": "array"}}}),
-                       {**_VECTOR_ERRORS, 422: "the index has no embedding model"}),
-        "upsert-data": ("embed and store texts", upsert_body,
-                        _json({"type": "object", "properties": {"result": {"type": "string"}}}),
-                        {**_VECTOR_ERRORS, 422: "the index has no embedding model"}),
-        "fetch": ("vectors by id", _ref("FetchRequest"),
-                  _json({"type": "object", "properties": {"result": {"type": "array"}}}), _VECTOR_ERRORS),
-        "delete": ("delete vectors by id", _ref("DeleteRequest"),
-                   _json({"type": "object", "properties": {"result": {"type": "object"}}}), _VECTOR_ERRORS),
+    def one_or_many(name: str) -> dict[str, Any]:
+        return {"oneOf": [_ref(name), {"type": "array", "minItems": 1, "items": _ref(name)}]}
+
+    def result(schema: dict[str, Any]) -> dict[str, Any]:
+        return _json({"type": "object", "required": ["result"], "properties": {"result": schema}})
+
+    no_model = {**_VECTOR_ERRORS, 422: "the index has no embedding model"}
+    unknown = {**_VECTOR_ERRORS, 404: "no such index, or the resumable query was stopped or expired"}
+    success, obj, arr = {"type": "string", "enum": ["Success"]}, {"type": "object"}, {"type": "array"}
+    # name -> (summary, body, result schema, errors, takes a namespace)
+    operations: dict[str, tuple[str, dict[str, Any] | None, dict[str, Any], dict[int, str], bool]] = {
+        "query-data": ("text query: embed `data` and return the nearest vectors", one_or_many("QueryRequest"),
+                       arr, no_model, True),
+        "query": ("query by dense and/or sparse vector", one_or_many("VectorQueryRequest"), arr, _VECTOR_ERRORS,
+                  True),
+        "resumable-query-data": ("start a resumable text query -> {uuid, scores}", _ref("QueryRequest"), obj,
+                                 no_model, True),
+        "resumable-query": ("start a resumable vector query -> {uuid, scores}", _ref("VectorQueryRequest"), obj,
+                            _VECTOR_ERRORS, True),
+        "resumable-query-next": ("the next additionalK results of a resumable query", _ref("ResumableNext"), arr,
+                                 unknown, False),
+        "resumable-query-end": ("stop a resumable query", _ref("ResumableEnd"), success, unknown, False),
+        "upsert-data": ("embed and store texts", one_or_many("UpsertData"), success, no_model, True),
+        "upsert": ("store vectors as given", one_or_many("UpsertVector"), success, _VECTOR_ERRORS, True),
+        "fetch": ("vectors by id or id prefix", _ref("FetchRequest"), arr, _VECTOR_ERRORS, True),
+        "range": ("a page of vectors in id order -> {nextCursor, vectors}", _ref("RangeRequest"), obj,
+                  _VECTOR_ERRORS, True),
+        "delete": ("delete vectors by id, id prefix or metadata filter -> {deleted}", _ref("DeleteRequest"), obj,
+                   _VECTOR_ERRORS, True),
+        "update": ("change a vector, its data or metadata -> {updated}", _ref("UpdateRequest"), obj,
+                   _VECTOR_ERRORS, True),
+        "reset": ("remove every vector of the namespace (`?all`: of every namespace)", None, success,
+                  _VECTOR_ERRORS, True),
+        "list-namespaces": ("names of the namespaces (the default one is \"\")", None, arr, _VECTOR_ERRORS, False),
+        "delete-namespace": ("delete a namespace (not the default one)", None, success,
+                             {**_VECTOR_ERRORS, 404: "no such index or namespace"}, True),
     }
     paths: dict[str, Any] = {}
-    for name, (summary, body, ok, errors) in operations.items():
+    for name, (summary, body, out, errors, namespaced) in operations.items():
         key = name.replace("-", "_")
+        params = [_INDEX]
+        if name == "reset":
+            params = [_INDEX, _query("all", {"type": "string"}, "present: reset every namespace")]
         paths[f"/vector/{{index}}/{name}"] = {"post": _operation(
-            "vector", f"vector_{key}", summary, ok, errors, params=[_INDEX], body=body)}
-        paths[f"/vector/{{index}}/{name}/{{namespace}}"] = {"post": _operation(
-            "vector", f"vector_{key}_namespace", f"{summary}, in a namespace", ok, errors,
-            params=[_INDEX, _NAMESPACE], body=body)}
-    paths["/vector/{index}/info"] = {"get": _operation(
-        "vector", "vector_info", "index statistics",
-        _json({"type": "object", "properties": {"result": {"type": "object"}}}), {404: "no such index"},
-        params=[_INDEX])}
+            "vector", f"vector_{key}", summary, result(out), errors, params=params, body=body,
+            body_required=body is not None)}
+        if namespaced:
+            paths[f"/vector/{{index}}/{name}/{{namespace}}"] = {"post": _operation(
+                "vector", f"vector_{key}_in_namespace", f"{summary}, in a namespace", result(out), errors,
+                params=[*params, _NAMESPACE], body=body, body_required=body is not None)}
+    info = _operation("vector", "vector_info", "index statistics with per-namespace counts", result(obj),
+                      {404: "no such index"}, params=[_INDEX])
+    paths["/vector/{index}/info"] = {"get": info, "post": {**info, "operationId": "vector_info_post"}}
     return paths
 
 

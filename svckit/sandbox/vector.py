@@ -1,18 +1,27 @@
 """Area B of the sandbox: four local indexes served like the service's vector data API.
 
-    /vector/{index}/query-data[/{namespace}]    POST  object or array of query objects
-    /vector/{index}/upsert-data[/{namespace}]   POST  {id, data, metadata} or an array of them
-    /vector/{index}/fetch[/{namespace}]         POST  {ids, includeMetadata, includeVectors, includeData}
-    /vector/{index}/delete[/{namespace}]        POST  {ids} (or a bare array of ids)
-    /vector/{index}/info                        GET   index statistics
+Every operation is ``POST /vector/{index}/{operation}[/{namespace}]`` with a JSON body (``info``
+also answers GET), the paths and bodies the hosted service's SDKs send:
+
+    query-data, query                      text / vector query (object, or array of them)
+    resumable-query-data, resumable-query  start a resumable query -> {uuid, scores}
+    resumable-query-next, -end             {uuid, additionalK} / {uuid}   (no namespace)
+    upsert-data, upsert                    {id, data, metadata} / {id, vector, sparseVector, metadata, data}
+    fetch                                  {ids | prefix, includeMetadata, includeVectors, includeData}
+    range                                  {cursor, limit, prefix, include*} -> {nextCursor, vectors}
+    delete                                 {ids | prefix | filter} -> {deleted}
+    update                                 {id, vector, sparseVector, data, metadata, metadataUpdateMode}
+    reset                                  empty the namespace; ``/reset?all`` empties every namespace
+    list-namespaces, delete-namespace      names (the default namespace is ""), delete one
+    info                                   index statistics with per-namespace counts
 
 Indexes: ``dense`` (COSINE, all-MiniLM-L6-v2), ``sparse`` (BM25), ``hybrid`` (both) and ``nomodel``
-(a dense index created without an embedding model: text operations answer 422). Every reply is
-``{"result": ...}``; errors are ``{"error": ..., "status": ...}``. Auth: ``Authorization: Bearer
-<SVC_VECTOR_TOKEN>``.
+(a dense index created without an embedding model: text operations answer 422, vectors are accepted).
+Every reply is ``{"result": ...}``; errors are ``{"error": ..., "status": ...}`` (400 bad request,
+404 unknown namespace, resumable query or operation). Auth: ``Authorization: Bearer <SVC_VECTOR_TOKEN>``.
 
-The model loads in a background thread at start so the other areas serve at once; every embedding
-call runs in a worker thread, never on the event loop. State lives in ``<data_dir>/vector/<index>``.
+The model loads in a background thread at start so the other areas serve at once; every index call
+runs in a worker thread, never on the event loop. State lives in ``<data_dir>/vector/<index>``.
 Seeding the demo corpus also runs in the background (embedding it takes a while on a small CPU); until
 it is done, ``info`` counts the remaining items in ``pendingVectorCount``.
 """
@@ -43,6 +52,7 @@ from svckit.vector.local import (
     get_embedder,
     load_demo_corpus,
 )
+from svckit.vector.local.request import parse_delete, parse_fetch
 
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},
@@ -52,6 +62,42 @@ INDEXES: dict[str, dict[str, Any]] = {
 }
 SEEDED_INDEXES = ("dense", "sparse", "hybrid")
 SEED_BATCH = 64
+
+
+def _fetch(index: LocalIndex, body: Any, namespace: str) -> Any:
+    key, value, inc = parse_fetch(body)
+    return index.fetch(None if key == "prefix" else value, namespace, prefix=value if key == "prefix" else None,
+                       include_metadata=inc.metadata, include_vectors=inc.vectors, include_data=inc.data)
+
+
+def _delete(index: LocalIndex, body: Any, namespace: str) -> Any:
+    key, value = parse_delete(body)
+    return {"deleted": index.delete(**{key: value}, namespace=namespace)}
+
+
+def _success(_done: object) -> str:
+    """The reply of operations that answer the string "Success" once the call (the argument) is done."""
+    return "Success"
+
+
+#: operation -> (index, body, namespace, query params) -> result; each runs in a worker thread
+OPERATIONS: dict[str, Any] = {
+    "query-data": lambda ix, body, ns, q: ix.query(body, ns),
+    "query": lambda ix, body, ns, q: ix.query(body, ns, text=False),
+    "resumable-query-data": lambda ix, body, ns, q: ix.resumable_start(body, ns),
+    "resumable-query": lambda ix, body, ns, q: ix.resumable_start(body, ns, text=False),
+    "resumable-query-next": lambda ix, body, ns, q: ix.resumable_next(body),
+    "resumable-query-end": lambda ix, body, ns, q: _success(ix.resumable_end(body)),
+    "upsert-data": lambda ix, body, ns, q: _success(ix.upsert_data(body, ns)),
+    "upsert": lambda ix, body, ns, q: _success(ix.upsert(body, ns)),
+    "fetch": lambda ix, body, ns, q: _fetch(ix, body, ns),
+    "range": lambda ix, body, ns, q: ix.range(body, ns),
+    "delete": lambda ix, body, ns, q: _delete(ix, body, ns),
+    "update": lambda ix, body, ns, q: ix.update(body, ns),
+    "reset": lambda ix, body, ns, q: _success(ix.reset(ns, all="all" in q)),
+    "list-namespaces": lambda ix, body, ns, q: ix.namespaces(),
+    "delete-namespace": lambda ix, body, ns, q: _success(ix.delete_namespace(ns)),
+}
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -169,35 +215,25 @@ class VectorArea(Area):
             info["namespaces"].setdefault("", {"vectorCount": 0, "pendingVectorCount": 0})
             info["namespaces"][""]["pendingVectorCount"] = pending
             return JSONResponse({"result": info})
+        handler = OPERATIONS.get(operation)
+        if handler is None:
+            return _error(f"unknown operation {operation!r}; this sandbox serves info, {', '.join(OPERATIONS)}", 404)
         if request.method != "POST":
             return _error(f"{operation} takes POST", 405)
         try:
             body = json.loads(await request.body() or b"null")
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             return _error(f"request body is not valid JSON: {exc}", 400)
+        params = request.query_params
         try:
-            if operation == "query-data":
-                result: Any = await anyio.to_thread.run_sync(index.query, body, namespace)
-            elif operation == "upsert-data":
-                await anyio.to_thread.run_sync(index.upsert_data, body, namespace)
-                result = "Success"
-            elif operation == "fetch":
-                opts = body if isinstance(body, dict) else {}
-                result = await anyio.to_thread.run_sync(lambda: index.fetch(
-                    body, namespace,
-                    include_metadata=bool(opts.get("includeMetadata", False)),
-                    include_vectors=bool(opts.get("includeVectors", False)),
-                    include_data=bool(opts.get("includeData", False)),
-                ))
-            elif operation == "delete":
-                result = {"deleted": await anyio.to_thread.run_sync(index.delete, body, namespace)}
-            else:
-                return _error(f"unknown operation {operation!r}", 404)
+            result = await anyio.to_thread.run_sync(lambda: handler(index, body, namespace, params))
         except EmbeddingModelMissing as exc:
             return _error(str(exc), 422)
         except FilterSyntaxError as exc:
             return _error(str(exc), 400)
-        except (InvalidRequest, ValueError) as exc:
+        except InvalidRequest as exc:
+            return _error(str(exc), exc.status)
+        except ValueError as exc:
             return _error(str(exc), 400)
         return JSONResponse({"result": result})
 

@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+# -- the enumerated option values, defined once (upper-case, as the service spells them) -------------
+
+
+class QueryMode(StrEnum):
+    """Which side of a hybrid index a text query runs on (default HYBRID: both, fused)."""
+
+    HYBRID = "HYBRID"
+    DENSE = "DENSE"
+    SPARSE = "SPARSE"
+
+
+class FusionAlgorithm(StrEnum):
+    """How a hybrid query fuses its dense and sparse rankings (default RRF)."""
+
+    RRF = "RRF"
+    DBSF = "DBSF"
+
+
+class WeightingStrategy(StrEnum):
+    """Query-time weighting of sparse dimensions (default: none)."""
+
+    IDF = "IDF"
+
+
+class MetadataUpdateMode(StrEnum):
+    """``update``: replace the metadata (OVERWRITE) or merge into it (PATCH, RFC 7396 JSON Merge Patch)."""
+
+    OVERWRITE = "OVERWRITE"
+    PATCH = "PATCH"
 
 
 class _Wire(BaseModel):
@@ -42,6 +73,20 @@ class VectorRecord(_Wire):
     sparse_vector: SparseVector | None = Field(default=None, alias="sparseVector")
     metadata: dict[str, Any] | None = None
     data: str | None = None
+
+
+class RangeResult(_Wire):
+    """One page of ``range``: the vectors in id order and the cursor of the next page ("" at the end)."""
+
+    next_cursor: str
+    vectors: list[VectorRecord]
+
+
+class ResumableQueryResult(_Wire):
+    """The first page of a resumable query and the ``uuid`` that fetches more (``resumable-query-next``)."""
+
+    uuid: str
+    scores: list[QueryResult]
 
 
 class NamespaceInfo(_Wire):

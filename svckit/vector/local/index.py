@@ -7,14 +7,16 @@ it directly when no service is configured.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import threading
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,7 +24,22 @@ from svckit.vector.local import fusion, metrics, sparse
 from svckit.vector.local.ann import ANN_THRESHOLD, DenseStore
 from svckit.vector.local.embedding import DenseEmbedder, get_embedder, packaged_model_path
 from svckit.vector.local.filter import parse_filter
-from svckit.vector.local.request import InvalidRequest, QueryRequest, parse_ids, parse_query, parse_upsert
+from svckit.vector.local.request import (
+    Includes,
+    InvalidRequest,
+    NotFound,
+    QueryRequest,
+    SparsePair,
+    parse_ids,
+    parse_query,
+    parse_range,
+    parse_resumable_end,
+    parse_resumable_next,
+    parse_resumable_start,
+    parse_update,
+    parse_upsert,
+    parse_vectors,
+)
 from svckit.vector.local.store import IndexStore
 
 KINDS = ("dense", "sparse", "hybrid")
@@ -30,12 +47,7 @@ SPARSE_MODEL = "BM25"
 COMPACT_DEAD_FRACTION = 0.25
 
 
-class EmbeddingModelMissing(RuntimeError):
-    """The index was created without an embedding model, so it cannot embed text (HTTP 422)."""
-
-    def __init__(self) -> None:
-        super().__init__("Embedding data for this index is not allowed. The index must be created with "
-                         "an embedding model to embed data")
+from svckit.errors import EmbeddingModelMissing
 
 
 @dataclass
@@ -43,6 +55,17 @@ class Record:
     id: str
     data: str | None
     metadata: dict[str, Any] | None
+    given: bool = False  # the vectors came from the client, not from embedding ``data``
+
+
+class Entry(NamedTuple):
+    """A record to insert; ``sparse`` is a client-given sparse vector (None: made from ``data``)."""
+
+    id: str
+    data: str | None
+    metadata: dict[str, Any] | None
+    sparse: SparsePair | None = None
+    given: bool = False
 
 
 @dataclass
@@ -54,9 +77,40 @@ class Namespace:
     records: dict[int, Record] = field(default_factory=dict)
     row_of: dict[str, int] = field(default_factory=dict)
     next_row: int = 0
+    sorted_ids: list[str] | None = None  # ids in range order, rebuilt after a write
 
     def __len__(self) -> int:
         return len(self.row_of)
+
+    def ids_in_order(self) -> list[str]:
+        if self.sorted_ids is None:
+            self.sorted_ids = sorted(self.row_of)
+        return self.sorted_ids
+
+
+@dataclass
+class Resumable:
+    """A resumable query: its full ranking, how far it was read, and when it was last used."""
+
+    namespace: str
+    hits: list[tuple[str, float]]
+    position: int
+    includes: Includes
+    max_idle: float
+    last_used: float
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396 JSON Merge Patch: objects merge key by key, ``null`` removes a key, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
 
 
 def _model_dimension(path: Path) -> int:
@@ -105,6 +159,9 @@ class LocalIndex:
             self.model_name = None
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
+        self._resumable: dict[str, Resumable] = {}
+        #: seconds, monotonic; resumable queries expire by it (tests replace it to step time)
+        self.clock: Callable[[], float] = time.monotonic
         self._seq = itertools.count()
         self._store: IndexStore | None = None
         if path is not None:
@@ -133,9 +190,9 @@ class LocalIndex:
                 vectors = np.stack([r[4] for r in batch if r[4] is not None]) if batch else None
                 if self._embedder is not None:
                     for r in batch:
-                        if r[2] is not None and r[4] is not None:
+                        if r[2] is not None and r[4] is not None and not r[6]:
                             self._embedder.remember(r[2], r[4])
-            self._insert(ns_name, [(r[1], r[2], r[3]) for r in batch], vectors, persist=False)
+            self._insert(ns_name, [Entry(r[1], r[2], r[3], r[5], r[6]) for r in batch], vectors, persist=False)
 
     def close(self) -> None:
         if self._store is not None:
@@ -166,23 +223,53 @@ class LocalIndex:
             raise EmbeddingModelMissing()
         return embedder.embed([texts] if isinstance(texts, str) else list(texts))
 
+    def _check_vectors(self, vector: list[float] | None, sparse_vector: SparsePair | None, *,
+                       query: bool, where: str = "") -> None:
+        """Refuse vectors this kind of index cannot hold: a hybrid index stores both parts (a query may
+        give either), a dense index only ``vector`` and a sparse one only ``sparseVector``."""
+        if self.kind == "dense" and sparse_vector is not None:
+            raise InvalidRequest(f"{where}sparseVector: this is a dense index; give vector only")
+        if self.kind == "sparse" and vector is not None:
+            raise InvalidRequest(f"{where}vector: this is a sparse index; give sparseVector only")
+        if self.kind == "dense" and vector is None:
+            raise InvalidRequest(f"{where}vector: required on a dense index")
+        if self.kind == "sparse" and sparse_vector is None:
+            raise InvalidRequest(f"{where}sparseVector: required on a sparse index")
+        if self.kind == "hybrid" and not query and (vector is None or sparse_vector is None):
+            raise InvalidRequest(f"{where}vector and sparseVector: a hybrid index stores both")
+        if vector is not None and len(vector) != self.dimension:
+            raise InvalidRequest(f"{where}Invalid vector dimension: {len(vector)}, expected: {self.dimension}")
+
     # -- writes ------------------------------------------------------------------------------
     def upsert_data(self, items: Any, namespace: str = "") -> int:
         """Insert or replace ``{id, data, metadata}`` items (one object or a list); returns how many."""
         parsed = parse_upsert(items)
         embedder = self._require_model()
         # last write of an id within one batch wins, as if the items were upserted in order
-        unique = list({rid: (rid, data, meta) for rid, data, meta in parsed}.values())
-        vectors = embedder.embed([d for _, d, _ in unique]) if embedder is not None else None
+        unique = list({rid: Entry(rid, data, meta) for rid, data, meta in parsed}.values())
+        vectors = embedder.embed([e.data for e in unique]) if embedder is not None else None
         with self._lock:
             self._insert(namespace, unique, vectors, persist=True)
         return len(unique)
 
-    def _insert(self, namespace: str, items: Sequence[tuple[str, str | None, Any]],
-                vectors: np.ndarray | None, *, persist: bool) -> None:
+    def upsert(self, items: Any, namespace: str = "") -> int:
+        """Insert or replace vectors given by the client: ``{id, vector, sparseVector, metadata, data}``
+        (one object or a list); nothing is embedded, so an index without a model takes them too."""
+        parsed = parse_vectors(items)
+        for n, item in enumerate(parsed):
+            self._check_vectors(item.vector, item.sparse_vector, query=False,
+                                where=f"[{n}] " if isinstance(items, list) else "")
+        unique = list({item.id: item for item in parsed}.values())
+        vectors = None if self.kind == "sparse" else np.asarray([i.vector for i in unique], dtype=np.float32)
+        entries = [Entry(i.id, i.data, i.metadata, i.sparse_vector, True) for i in unique]
+        with self._lock:
+            self._insert(namespace, entries, vectors, persist=True)
+        return len(entries)
+
+    def _insert(self, namespace: str, items: Sequence[Entry], vectors: np.ndarray | None, *, persist: bool) -> None:
         ns = self._namespace(namespace, create=True)
         assert ns is not None
-        old_rows = [ns.row_of[rid] for rid, _, _ in items if rid in ns.row_of]
+        old_rows = [ns.row_of[e.id] for e in items if e.id in ns.row_of]
         if ns.dense is not None:
             if old_rows:
                 ns.dense.retire(old_rows)
@@ -196,16 +283,20 @@ class LocalIndex:
             ns.records.pop(row, None)
             if ns.sparse is not None:
                 ns.sparse.remove(row)
-        for row, (rid, data, meta) in zip(rows, items):
-            ns.records[row] = Record(rid, data, meta)
-            ns.row_of[rid] = row
+        for row, e in zip(rows, items):
+            ns.records[row] = Record(e.id, e.data, e.metadata, e.given)
+            ns.row_of[e.id] = row
             if ns.sparse is not None:
-                tf, length = sparse.term_frequencies(data or "")
-                ns.sparse.add(row, tf, length)
+                if e.sparse is not None:
+                    ns.sparse.add_fixed(row, *e.sparse)
+                else:
+                    ns.sparse.add(row, *sparse.term_frequencies(e.data or ""))
+        ns.sorted_ids = None
         if persist and self._store is not None:
             self._store.upsert(namespace, [
-                (rid, self._next_seq(), data, meta, None if vectors is None else vectors[i])
-                for i, (rid, data, meta) in enumerate(items)
+                (e.id, self._next_seq(), e.data, e.metadata, None if vectors is None else vectors[i], e.sparse,
+                 e.given)
+                for i, e in enumerate(items)
             ])
         self._maybe_compact(ns)
 
@@ -213,14 +304,61 @@ class LocalIndex:
         # increasing across restarts (wall clock in ns plus a counter): reload order == upsert order
         return time.time_ns() + next(self._seq)
 
-    def delete(self, ids: Any, namespace: str = "") -> int:
-        """Delete vectors by id; returns how many existed."""
-        wanted = parse_ids(ids)
+    def update(self, body: Any, namespace: str = "") -> dict[str, int]:
+        """Change one vector's values, data or metadata (``metadataUpdateMode`` OVERWRITE or PATCH);
+        ``{"updated": 1}``, or 0 when the id does not exist. New ``data`` without new vectors is
+        embedded again where the index has a model; without one only the stored text changes."""
+        u = parse_update(body)
+        if u.vector is not None or u.sparse_vector is not None:
+            self._check_vectors(u.vector, u.sparse_vector, query=True)
+        reembed = u.data is not None and u.vector is None and u.sparse_vector is None and (
+            self.kind == "sparse" or self._embedder is not None)
+        embedded = self.embed(u.data) if reembed and self.kind != "sparse" else None
+        with self._lock:
+            ns = self._namespace(namespace)
+            row = None if ns is None else ns.row_of.get(u.id)
+            if row is None:
+                return {"updated": 0}
+            assert ns is not None
+            rec = ns.records[row]
+            if u.metadata is None:
+                metadata = rec.metadata
+            elif u.mode == "PATCH":
+                metadata = merge_patch(rec.metadata or {}, u.metadata)
+            else:
+                metadata = u.metadata
+            given = False if reembed else (rec.given or u.vector is not None or u.sparse_vector is not None)
+            fixed = None
+            if not reembed and ns.sparse is not None:
+                fixed = u.sparse_vector or (ns.sparse.vector(row) if ns.sparse.is_fixed(row) else None)
+            vectors = None
+            if ns.dense is not None:
+                dense = embedded[0] if embedded is not None else (u.vector or ns.dense.vector(row).copy())
+                vectors = np.asarray([dense], dtype=np.float32)
+            data = u.data if u.data is not None else rec.data
+            self._insert(namespace, [Entry(u.id, data, metadata, fixed, given)], vectors, persist=True)
+            return {"updated": 1}
+
+    def delete(self, ids: Any = None, namespace: str = "", *, prefix: str | None = None,
+               filter: str | None = None) -> int:
+        """Delete vectors by id (a list or one), by id ``prefix`` or by metadata ``filter``; returns how
+        many existed."""
+        flt = parse_filter(filter) if filter is not None else None
+        if filter is not None and flt is None:
+            raise InvalidRequest("filter: an empty filter would delete everything; use reset for that")
+        wanted = parse_ids(ids) if ids is not None else None
         with self._lock:
             ns = self._namespace(namespace)
             if ns is None:
                 return 0
-            gone = [rid for rid in dict.fromkeys(wanted) if rid in ns.row_of]
+            if wanted is not None:
+                gone = [rid for rid in dict.fromkeys(wanted) if rid in ns.row_of]
+            elif prefix is not None:
+                gone = self._with_prefix(ns, prefix)
+            elif flt is not None:
+                gone = [rec.id for rec in ns.records.values() if flt.matches(rec.metadata)]
+            else:
+                raise InvalidRequest("delete: give ids, prefix or filter")
             rows = [ns.row_of.pop(rid) for rid in gone]
             for row in rows:
                 ns.records.pop(row, None)
@@ -228,6 +366,7 @@ class LocalIndex:
                     ns.sparse.remove(row)
             if ns.dense is not None and rows:
                 ns.dense.retire(rows)
+            ns.sorted_ids = None
             if self._store is not None and gone:
                 self._store.delete(namespace, gone)
             if not ns.row_of and namespace != "":
@@ -236,26 +375,64 @@ class LocalIndex:
                 self._maybe_compact(ns)
             return len(gone)
 
+    def reset(self, namespace: str = "", *, all: bool = False) -> None:
+        """Remove every vector of a namespace, or of every namespace with ``all``."""
+        with self._lock:
+            names = list(self._namespaces) if all else [namespace]
+            for name in names:
+                self._namespaces.pop(name, None)
+            if self._store is not None:
+                self._store.drop(None if all else namespace)
+
+    def delete_namespace(self, namespace: str) -> None:
+        """Delete a namespace and its vectors; the default namespace cannot be deleted."""
+        if namespace == "":
+            raise InvalidRequest("the default namespace cannot be deleted (reset empties it)")
+        with self._lock:
+            if namespace not in self._namespaces:
+                raise NotFound(f"namespace {namespace!r} does not exist")
+            self.reset(namespace)
+
     def _maybe_compact(self, ns: Namespace) -> None:
         if ns.dense is None or ns.dense.size < 1024 or ns.dense.dead_fraction() < COMPACT_DEAD_FRACTION:
             return
         mapping = ns.dense.compact()
+        old_sparse = ns.sparse
         ns.records = {int(mapping[r]): rec for r, rec in ns.records.items()}
         ns.row_of = {rid: int(mapping[r]) for rid, r in ns.row_of.items()}
         ns.next_row = ns.dense.size
-        if ns.sparse is not None:
+        if old_sparse is not None:
             fresh = sparse.SparseStore()
-            for row, rec in ns.records.items():
-                fresh.add(row, *sparse.term_frequencies(rec.data or ""))
+            for old_row, new_row in enumerate(mapping.tolist()):
+                if new_row < 0:
+                    continue
+                if old_sparse.is_fixed(old_row):
+                    fresh.add_fixed(new_row, *old_sparse.vector(old_row))
+                elif old_row in old_sparse.doc_terms:
+                    fresh.add(new_row, old_sparse.doc_terms[old_row], old_sparse.doc_len[old_row])
             ns.sparse = fresh
 
     # -- reads -------------------------------------------------------------------------------
-    def fetch(self, ids: Any, namespace: str = "", *, include_metadata: bool = True,
-              include_vectors: bool = False, include_data: bool = True) -> list[dict[str, Any] | None]:
-        """Records by id, in the order asked; ``None`` for an id that does not exist."""
-        wanted = parse_ids(ids)
+    @staticmethod
+    def _with_prefix(ns: Namespace, prefix: str) -> list[str]:
+        ids = ns.ids_in_order()
+        out = []
+        for rid in ids[bisect.bisect_left(ids, prefix):]:
+            if not rid.startswith(prefix):
+                break
+            out.append(rid)
+        return out
+
+    def fetch(self, ids: Any = None, namespace: str = "", *, prefix: str | None = None,
+              include_metadata: bool = True, include_vectors: bool = False,
+              include_data: bool = True) -> list[dict[str, Any] | None]:
+        """Records by id, in the order asked (``None`` for an id that does not exist), or every record
+        whose id starts with ``prefix``, in id order."""
+        wanted = parse_ids(ids) if prefix is None else None
         with self._lock:
             ns = self._namespace(namespace)
+            if wanted is None:
+                wanted = [] if ns is None else self._with_prefix(ns, prefix or "")
             out: list[dict[str, Any] | None] = []
             for rid in wanted:
                 row = None if ns is None else ns.row_of.get(rid)
@@ -265,6 +442,23 @@ class LocalIndex:
                 assert ns is not None
                 out.append(self._shape(ns, row, None, include_metadata, include_vectors, include_data))
             return out
+
+    def range(self, body: Any, namespace: str = "") -> dict[str, Any]:
+        """A page of vectors in id order from ``cursor`` (``{cursor, limit, prefix, include*}``) ->
+        ``{nextCursor, vectors}``; the cursor is the id the next page starts at, "" once done."""
+        cursor, limit, prefix, inc = parse_range(body)
+        with self._lock:
+            ns = self._namespace(namespace)
+            if ns is None:
+                return {"nextCursor": "", "vectors": []}
+            ids = ns.ids_in_order()
+            at = bisect.bisect_left(ids, max(cursor, prefix))
+            page = []
+            while at < len(ids) and len(page) < limit and ids[at].startswith(prefix):
+                page.append(self._shape(ns, ns.row_of[ids[at]], None, inc.metadata, inc.vectors, inc.data))
+                at += 1
+            more = at < len(ids) and ids[at].startswith(prefix)
+            return {"nextCursor": ids[at] if more else "", "vectors": page}
 
     def _shape(self, ns: Namespace, row: int, score: float | None, include_metadata: bool,
                include_vectors: bool, include_data: bool) -> dict[str, Any]:
@@ -284,36 +478,56 @@ class LocalIndex:
             item["data"] = rec.data
         return item
 
-    def query(self, request: Any, namespace: str = "") -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
-        """Answer a query-data body: one object (or a one-element array) -> one list of results; an
-        array of several -> one list per query, in order."""
+    def query(self, request: Any, namespace: str = "", *, text: bool = True
+              ) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
+        """Answer a query-data body (``text``) or a query body (vectors): one object (or a one-element
+        array) -> one list of results; an array of several -> one list per query, in order."""
         if isinstance(request, list):
             if not request:
-                raise InvalidRequest("query-data: the array of queries is empty")
-            parsed = [parse_query(r) for r in request]
+                raise InvalidRequest("query: the array of queries is empty")
+            parsed = [parse_query(r, text=text) for r in request]
             answers = [self._query_one(q, namespace) for q in parsed]
             return answers[0] if len(answers) == 1 else answers
-        return self._query_one(parse_query(request), namespace)
+        return self._query_one(parse_query(request, text=text), namespace)
 
     def _query_one(self, q: QueryRequest, namespace: str) -> list[dict[str, Any]]:
+        sides = self._sides(q)
+        with self._lock:
+            ns, hits = self._rank(q, sides, namespace, q.top_k)
+            return [self._shape(ns, int(row), score, q.include_metadata, q.include_vectors, q.include_data)
+                    for row, score in hits]
+
+    def _sides(self, q: QueryRequest) -> tuple[bool, bool, np.ndarray | None]:
+        """Whether a query searches the dense side, the sparse side, and its dense vector (text is
+        embedded here, outside the lock)."""
+        parse_filter(q.filter)  # a bad filter fails before any embedding
+        if q.data is not None:
+            embedder = self._require_model()
+            use_dense = self.kind == "dense" or (self.kind == "hybrid" and q.query_mode != "SPARSE")
+            use_sparse = self.kind == "sparse" or (self.kind == "hybrid" and q.query_mode != "DENSE")
+            return use_dense, use_sparse, (embedder.embed([q.data])[0] if use_dense and embedder else None)
+        self._check_vectors(q.vector, q.sparse_vector, query=True)
+        qvec = None if q.vector is None else np.asarray(q.vector, dtype=np.float32)
+        return q.vector is not None, q.sparse_vector is not None, qvec
+
+    def _rank(self, q: QueryRequest, sides: tuple[bool, bool, np.ndarray | None], namespace: str,
+              top_k: int) -> tuple[Any, list[tuple[int, float]]]:
+        """The best ``top_k`` ``(row, score)`` of a namespace for a query, and the namespace."""
         flt = parse_filter(q.filter)
-        embedder = self._require_model()
-        use_dense = self.kind == "dense" or (self.kind == "hybrid" and q.query_mode != "SPARSE")
-        use_sparse = self.kind == "sparse" or (self.kind == "hybrid" and q.query_mode != "DENSE")
-        qvec = embedder.embed([q.data])[0] if (use_dense and embedder is not None) else None
+        use_dense, use_sparse, qvec = sides
         with self._lock:
             ns = self._namespace(namespace)
             if ns is None or not ns.row_of:
-                return []
+                return ns, []
             rows = None
             if flt is not None:
                 rows = np.fromiter((r for r, rec in ns.records.items() if flt.matches(rec.metadata)),
                                    dtype=np.int64)
                 if len(rows) == 0:
-                    return []
+                    return ns, []
                 rows.sort()
             fused = use_dense and use_sparse
-            depth = fusion.candidate_depth(q.top_k) if fused else q.top_k
+            depth = fusion.candidate_depth(top_k) if fused else top_k
             dense_hits: list[tuple[int, float]] = []
             sparse_hits: list[tuple[int, float]] = []
             if use_dense:
@@ -322,20 +536,75 @@ class LocalIndex:
                 dense_hits = list(zip(found.tolist(), scores.tolist()))
             if use_sparse:
                 assert ns.sparse is not None
-                dims, values = ns.sparse.query_vector(q.data, q.weighting_strategy)
-                totals = ns.sparse.score(dims, values, rows)
-                sparse_hits = fusion.top(totals, depth)
+                if q.data is not None:
+                    dims, values = ns.sparse.query_vector(q.data, q.weighting_strategy)
+                else:
+                    assert q.sparse_vector is not None
+                    dims, values = ns.sparse.weigh(*q.sparse_vector, q.weighting_strategy)
+                sparse_hits = fusion.top(ns.sparse.score(dims, values, rows), depth)
             if fused:
                 if q.fusion_algorithm == "DBSF":
                     combined = fusion.dbsf([dense_hits, sparse_hits])
                 else:
                     combined = fusion.rrf([[r for r, _ in dense_hits], [r for r, _ in sparse_hits]])
-                hits = fusion.top(combined, q.top_k)
-            else:
-                hits = dense_hits if use_dense else sparse_hits
-                hits = hits[: q.top_k]
-            return [self._shape(ns, int(row), score, q.include_metadata, q.include_vectors, q.include_data)
-                    for row, score in hits]
+                return ns, fusion.top(combined, top_k)
+            return ns, (dense_hits if use_dense else sparse_hits)[:top_k]
+
+    # -- resumable queries -------------------------------------------------------------------
+    def resumable_start(self, body: Any, namespace: str = "", *, text: bool = True) -> dict[str, Any]:
+        """Start a resumable query: ``{uuid, scores}`` with the first ``topK`` results. The ranking of
+        the whole namespace is kept until ``resumable_end`` or ``maxIdle`` seconds without use."""
+        q, max_idle = parse_resumable_start(body, text=text)
+        sides = self._sides(q)
+        with self._lock:
+            self._expire()
+            ns, hits = self._rank(q, sides, namespace, max(len(self), 1))
+            ranking = [(ns.records[int(row)].id, float(score)) for row, score in hits]
+            uid = str(uuid.uuid4())
+            includes = Includes(q.include_metadata, q.include_vectors, q.include_data)
+            self._resumable[uid] = Resumable(namespace, ranking, 0, includes, max_idle, self.clock())
+            return {"uuid": uid, "scores": self._advance(self._resumable[uid], q.top_k)}
+
+    def resumable_next(self, body: Any) -> list[dict[str, Any]]:
+        """The next ``additionalK`` results of a resumable query (``{uuid, additionalK}``)."""
+        uid, additional_k = parse_resumable_next(body)
+        with self._lock:
+            return self._advance(self._live(uid), additional_k)
+
+    def resumable_end(self, body: Any) -> None:
+        """Stop a resumable query (``{uuid}``) and free its ranking."""
+        uid = parse_resumable_end(body)
+        with self._lock:
+            self._live(uid)
+            del self._resumable[uid]
+
+    def _expire(self) -> None:
+        now = self.clock()
+        for uid in [u for u, r in self._resumable.items() if now - r.last_used > r.max_idle]:
+            del self._resumable[uid]
+
+    def _live(self, uid: str) -> Resumable:
+        self._expire()
+        found = self._resumable.get(uid)
+        if found is None:
+            raise NotFound(f"resumable query {uid!r} not found: it was stopped, or it expired after its "
+                           "maxIdle seconds without use")
+        found.last_used = self.clock()
+        return found
+
+    def _advance(self, rq: Resumable, k: int) -> list[dict[str, Any]]:
+        """The next ``k`` results of a ranking, shaped from the records as they are now (a vector
+        deleted since the start is skipped)."""
+        ns = self._namespace(rq.namespace)
+        out = []
+        for rid, score in rq.hits[rq.position : rq.position + k]:
+            row = None if ns is None else ns.row_of.get(rid)
+            if row is not None:
+                assert ns is not None
+                inc = rq.includes
+                out.append(self._shape(ns, row, score, inc.metadata, inc.vectors, inc.data))
+        rq.position += k
+        return out
 
     def info(self) -> dict[str, Any]:
         """Index statistics, shaped like the service's ``/info`` result."""

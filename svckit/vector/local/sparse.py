@@ -14,7 +14,9 @@ time by ``ln((N − n + 0.5)/(n + 0.5) + 1)`` (N documents in the namespace, n o
 The score is the exact inner product over shared dimensions.
 
 Document weights depend on ``avgdl``, which moves as documents come and go, so :class:`SparseStore`
-keeps raw term frequencies in an inverted index and computes the weights when it scores.
+keeps raw term frequencies in an inverted index and computes the weights when it scores. Sparse
+vectors the client gives (``upsert`` with ``sparseVector``) are kept as given, in a second inverted
+index of fixed weights; a query scores both, and IDF counts documents of either kind.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import snowballstemmer
@@ -78,15 +81,18 @@ def idf(n_docs: int, n_with_term: int) -> float:
 
 @dataclass
 class SparseStore:
-    """Inverted index of one namespace: dimension -> {row: term frequency}, plus each row's length."""
+    """Inverted indexes of one namespace: dimension -> {row: term frequency} for text rows (BM25 at
+    score time), dimension -> {row: weight} for rows whose sparse vector was given, plus text lengths."""
 
     postings: dict[int, dict[int, int]] = field(default_factory=dict)
     doc_terms: dict[int, dict[int, int]] = field(default_factory=dict)
     doc_len: dict[int, int] = field(default_factory=dict)
     total_len: int = 0
+    fixed_postings: dict[int, dict[int, float]] = field(default_factory=dict)
+    fixed: dict[int, dict[int, float]] = field(default_factory=dict)
 
     def __len__(self) -> int:
-        return len(self.doc_len)
+        return len(self.doc_len) + len(self.fixed)
 
     @property
     def avgdl(self) -> float:
@@ -100,27 +106,41 @@ class SparseStore:
         for dim, count in tf.items():
             self.postings.setdefault(dim, {})[row] = count
 
+    def add_fixed(self, row: int, indices: list[int], values: list[float]) -> None:
+        """Store a sparse vector as given (its weights do not change with the namespace)."""
+        self.remove(row)
+        weights = {int(d): float(v) for d, v in zip(indices, values)}
+        self.fixed[row] = weights
+        for dim, value in weights.items():
+            self.fixed_postings.setdefault(dim, {})[row] = value
+
+    def is_fixed(self, row: int) -> bool:
+        return row in self.fixed
+
     def remove(self, row: int) -> None:
+        weights = self.fixed.pop(row, None)
+        if weights is not None:
+            _drop(self.fixed_postings, row, weights)
         tf = self.doc_terms.pop(row, None)
         if tf is None:
             return
         self.total_len -= self.doc_len.pop(row)
-        for dim in tf:
-            posting = self.postings.get(dim)
-            if posting is not None:
-                posting.pop(row, None)
-                if not posting:
-                    del self.postings[dim]
+        _drop(self.postings, row, tf)
+
+    def document_frequency(self, dim: int) -> int:
+        return len(self.postings.get(dim, ())) + len(self.fixed_postings.get(dim, ()))
+
+    def weigh(self, dims: list[int], values: list[float], weighting: str | None) -> tuple[list[int], list[float]]:
+        """A query's sparse vector, each value multiplied by the dimension's IDF when asked."""
+        if weighting == "IDF":
+            n = len(self)
+            values = [v * idf(n, self.document_frequency(d)) for d, v in zip(dims, values)]
+        return dims, values
 
     def query_vector(self, text: str, weighting: str | None) -> tuple[list[int], list[float]]:
         """The query's sparse vector: weight 1 per distinct term, times IDF when asked."""
         dims = query_dimensions(text)
-        if weighting == "IDF":
-            n = len(self)
-            values = [idf(n, len(self.postings.get(d, ()))) for d in dims]
-        else:
-            values = [1.0] * len(dims)
-        return dims, values
+        return self.weigh(dims, [1.0] * len(dims), weighting)
 
     def score(self, dims: list[int], values: list[float], rows: np.ndarray | None = None) -> dict[int, float]:
         """Exact inner product of the query with every document sharing a dimension -> {row: score}.
@@ -131,23 +151,40 @@ class SparseStore:
         avgdl = self.avgdl
         totals: dict[int, float] = {}
         for dim, qw in zip(dims, values):
-            posting = self.postings.get(dim)
-            if not posting or qw == 0:
+            if qw == 0:
                 continue
-            doc_rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
-            tfs = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
-            lens = np.fromiter((self.doc_len[r] for r in doc_rows.tolist()), dtype=np.float64,
-                               count=len(posting))
-            weights = np.asarray(qw * bm25_weight(tfs, lens, avgdl))
-            for r, w in zip(doc_rows.tolist(), weights.tolist()):
+            posting = self.postings.get(dim)
+            if posting:
+                doc_rows = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+                tfs = np.fromiter(posting.values(), dtype=np.float64, count=len(posting))
+                lens = np.fromiter((self.doc_len[r] for r in doc_rows.tolist()), dtype=np.float64,
+                                   count=len(posting))
+                weights = np.asarray(qw * bm25_weight(tfs, lens, avgdl))
+                for r, w in zip(doc_rows.tolist(), weights.tolist()):
+                    if allowed is None or r in allowed:
+                        totals[r] = totals.get(r, 0.0) + w
+            for r, value in self.fixed_postings.get(dim, {}).items():
                 if allowed is None or r in allowed:
-                    totals[r] = totals.get(r, 0.0) + w
+                    totals[r] = totals.get(r, 0.0) + qw * value
         return totals
 
     def vector(self, row: int) -> tuple[list[int], list[float]]:
-        """A document's sparse vector (indices ascending, BM25 weights with the current avgdl)."""
+        """A document's sparse vector (indices ascending; BM25 weights with the current avgdl for text)."""
+        if row in self.fixed:
+            weights = self.fixed[row]
+            dims = sorted(weights)
+            return dims, [weights[d] for d in dims]
         tf = self.doc_terms.get(row, {})
         dims = sorted(tf)
         length = self.doc_len.get(row, 0)
         avgdl = self.avgdl
         return dims, [float(bm25_weight(float(tf[d]), float(length), avgdl)) for d in dims]
+
+
+def _drop(postings: dict[int, dict[int, Any]], row: int, dims: dict[int, Any]) -> None:
+    for dim in dims:
+        posting = postings.get(dim)
+        if posting is not None:
+            posting.pop(row, None)
+            if not posting:
+                del postings[dim]

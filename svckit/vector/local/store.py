@@ -1,9 +1,10 @@
 """Persistence of a local index: one SQLite file per index directory.
 
 Each upsert and delete is one transaction, so a crash or restart keeps every acknowledged vector.
-Dense vectors are stored as float32 blobs (nothing is re-embedded on restart); sparse vectors are not
-stored, because re-tokenising the raw text at load is cheap and their weights depend on the
-namespace's current average length anyway.
+Dense vectors are stored as float32 blobs (nothing is re-embedded on restart). Sparse vectors made
+from text are not stored, because re-tokenising the raw text at load is cheap and their weights depend
+on the namespace's current average length anyway; sparse vectors the client gave are stored as JSON
+``[indices, values]``. ``given`` marks rows whose vectors came from the client rather than the model.
 """
 
 from __future__ import annotations
@@ -26,9 +27,16 @@ CREATE TABLE IF NOT EXISTS vectors (
     data      TEXT,
     metadata  TEXT,
     vector    BLOB,
+    sparse    TEXT,
+    given     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (namespace, id)
 );
 """
+#: columns added after the first release: (name, declaration), added to older files when opened
+ADDED_COLUMNS = (("sparse", "TEXT"), ("given", "INTEGER NOT NULL DEFAULT 0"))
+
+#: one stored row: (namespace, id, data, metadata, dense vector, sparse vector, given)
+Row = tuple[str, str, "str | None", Any, "np.ndarray | None", "tuple[list[int], list[float]] | None", bool]
 
 
 class IndexStore:
@@ -42,6 +50,10 @@ class IndexStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}
+        for name, declaration in ADDED_COLUMNS:
+            if name not in have:
+                self._db.execute(f"ALTER TABLE vectors ADD COLUMN {name} {declaration}")
         self._lock = threading.Lock()
 
     def settings(self) -> dict[str, Any]:
@@ -55,15 +67,19 @@ class IndexStore:
             self._db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)",
                                  [(k, json.dumps(v)) for k, v in values.items()])
 
-    def upsert(self, namespace: str, records: Iterable[tuple[str, int, str | None, Any, np.ndarray | None]]) -> None:
+    def upsert(self, namespace: str, records: Iterable[tuple[str, int, str | None, Any, np.ndarray | None,
+                                                            tuple[list[int], list[float]] | None, bool]]) -> None:
+        """Insert or replace ``(id, seq, data, metadata, vector, sparse, given)`` rows in one transaction."""
         rows = [
             (namespace, rid, seq, data, None if meta is None else json.dumps(meta),
-             None if vec is None else np.asarray(vec, dtype=np.float32).tobytes())
-            for rid, seq, data, meta, vec in records
+             None if vec is None else np.asarray(vec, dtype=np.float32).tobytes(),
+             None if sparse is None else json.dumps([list(sparse[0]), list(sparse[1])]), int(given))
+            for rid, seq, data, meta, vec, sparse, given in records
         ]
         with self._lock, self._db:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO vectors (namespace, id, seq, data, metadata, vector, "
+                                 "sparse, given) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def delete(self, namespace: str, ids: Iterable[str]) -> None:
         with self._lock, self._db:
@@ -71,16 +87,25 @@ class IndexStore:
             self._db.executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?",
                                  [(namespace, i) for i in ids])
 
-    def load(self) -> Iterator[tuple[str, str, str | None, Any, np.ndarray | None]]:
+    def drop(self, namespace: str | None) -> None:
+        """Delete every row of a namespace, or of every namespace when ``namespace`` is None."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            if namespace is None:
+                self._db.execute("DELETE FROM vectors")
+            else:
+                self._db.execute("DELETE FROM vectors WHERE namespace = ?", (namespace,))
+
+    def load(self) -> Iterator[Row]:
         """Every stored record, namespace by namespace, in upsert order."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT namespace, id, data, metadata, vector FROM vectors ORDER BY namespace, seq"
+                "SELECT namespace, id, data, metadata, vector, sparse, given FROM vectors ORDER BY namespace, seq"
             ).fetchall()
-        for ns, rid, data, meta, blob in rows:
-            yield ns, rid, data, (None if meta is None else json.loads(meta)), (
-                None if blob is None else np.frombuffer(blob, dtype=np.float32).copy()
-            )
+        for ns, rid, data, meta, blob, sparse, given in rows:
+            yield (ns, rid, data, (None if meta is None else json.loads(meta)),
+                   None if blob is None else np.frombuffer(blob, dtype=np.float32).copy(),
+                   None if sparse is None else tuple(json.loads(sparse)), bool(given))
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.directory.glob("index.sqlite3*") if p.exists())
