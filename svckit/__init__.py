@@ -12,8 +12,7 @@ adapters in ``svckit.frames``; widgets in ``svckit.widgets``; the offline sandbo
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from svckit._version import __version__
 from svckit.config import Settings
 from svckit.connect import Clients, connect
 from svckit.errors import mask

@@ -9,6 +9,10 @@
     │   └── RequestTimeout
     ├── ProtocolError               the server's reply does not follow the protocol
     ├── StreamClosed                an event stream ended or failed
+    ├── StreamRefused               (internal) the server refused to open a stream; clients raise
+    │                               their APIError for it, built from ``response``
+    ├── InvalidRequest (ValueError)  the local vector index refused a request (the sandbox's 400)
+    ├── EmbeddingModelMissing (RuntimeError)  the local index has no embedding model (the sandbox's 422)
     └── APIError                    the server answered with an error status
         ├── BadRequest              400
         │   └── CommandError        400 / {error} element: a key-value command failed
@@ -26,7 +30,10 @@ or password: `mask()` shows at most the last four characters.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def mask(secret: str | None) -> str:
@@ -67,6 +74,32 @@ class ProtocolError(SvcError):
 
 class StreamClosed(SvcError):
     """An event stream (monitor, subscribe) ended unexpectedly or could not be resumed."""
+
+
+class StreamRefused(SvcError):
+    """Raised when opening a stream, when the server refused it with an HTTP error status.
+
+    Clients catch it and turn ``response`` into their own APIError (they know the error body format).
+    """
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.response = response
+        super().__init__(f"HTTP {response.status_code}")
+
+
+class InvalidRequest(SvcError, ValueError):
+    """A request to the local vector index that does not follow the request table; the sandbox
+    answers 400 with this message."""
+
+    status = 400
+
+
+class EmbeddingModelMissing(SvcError, RuntimeError):
+    """The local index was created without an embedding model, so it cannot embed text (HTTP 422)."""
+
+    def __init__(self) -> None:
+        super().__init__("Embedding data for this index is not allowed. The index must be created with "
+                         "an embedding model to embed data")
 
 
 class APIError(SvcError):
