@@ -114,8 +114,8 @@ def keys_frame(rows: Iterable[KeyInfo | Mapping[str, Any] | str] | KeyScan) -> p
     ``length``, or bare key strings. ``ttl_s`` is NA for keys without expiry; ``expires`` is the same
     as a duration.
     """
-    rows = list(rows.keys) if isinstance(rows, KeyScan) else [
-        dataclasses.asdict(r) if isinstance(r, KeyInfo) else r for r in rows]
+    given = rows.keys if isinstance(rows, KeyScan) else rows
+    rows = [dataclasses.asdict(r) if isinstance(r, KeyInfo) else r for r in given]
     if all(isinstance(r, str) for r in rows):
         # bare key names (a full scan): no dict per row, metadata columns empty
         n = len(rows)
@@ -127,7 +127,7 @@ def keys_frame(rows: Iterable[KeyInfo | Mapping[str, Any] | str] | KeyScan) -> p
             "memory_bytes": pd.array([None] * n, dtype="Int64"),
             "length": pd.array([None] * n, dtype="Int64"),
         })
-    records = [{"key": r} if isinstance(r, str) else dict(r) for r in rows]
+    records = [{"key": r} if isinstance(r, str) else dict(r) for r in rows]  # type: ignore[arg-type]
     keys = [r["key"] for r in records]
     ttl_ms: list[Any] = []
     for r in records:
@@ -202,7 +202,8 @@ def value_frame(key_type: str | ValuePage, value: Any = None) -> pd.DataFrame:
     """
     start = 0
     if isinstance(key_type, ValuePage):
-        key_type, value, start = key_type.type, key_type.items, key_type.start
+        page = key_type
+        key_type, value, start = page.type, page.items, page.start
     t = (key_type or "").lower()
     if t == "string":
         return pd.DataFrame({"value": pd.array([value], dtype="object")})
