@@ -56,7 +56,7 @@ class Cmd(Generic[Rs, Rb]):
 #
 # Every helper's arguments are checked against its annotations before the command is built, so a
 # wrong type is refused with an InvalidArgument naming the parameter instead of going over the wire.
-# The checks are compiled once per helper (at decoration time); a call costs one set lookup of the
+# The checks are built once per helper (at decoration time); a call costs one set lookup of the
 # argument's class per argument, and the full isinstance/bounds check runs only when that misses.
 
 
@@ -139,7 +139,7 @@ def _spec(name: str, hint: Any) -> _Spec | None:
     return _Spec(name, frozenset(fast), tuple(accept), none_ok, bool_ok, minimum, what)
 
 
-def _compile_checks(describe: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], None] | None:
+def _build_checks(describe: Callable[..., Any]) -> Callable[[tuple[Any, ...], dict[str, Any]], None] | None:
     """A function checking a call's arguments against ``describe``'s annotations, or None when
     there is nothing to check."""
     hints = typing.get_type_hints(describe, include_extras=True)  # fails at import on a typo: wanted
@@ -160,32 +160,32 @@ def _compile_checks(describe: Callable[..., Any]) -> Callable[[tuple[Any, ...], 
                 by_name[p.name] = spec
     if variadic is None and not by_name and not any(positional):
         return None
-    # Generated once per helper: one class lookup per argument, no loop over unchecked parameters.
-    entries = {k: (spec.fast, spec.minimum, spec) for k, spec in by_name.items()}
-    names: dict[str, Any] = {"H": helper, "get": entries.get, "SV": variadic}
-    lines = ["def check(args, kwargs):", "    n = len(args)"]
-    for i, spec in enumerate(positional):
-        if spec is None:
-            continue
-        names[f"S{i}"], names[f"F{i}"] = spec, spec.fast
-        bad = f"args[{i}].__class__ not in F{i}"
-        if spec.minimum is not None:  # an int at or above the bound is the fast path
-            bad = f"not (args[{i}].__class__ is int and args[{i}] >= {spec.minimum}) and {bad}"
-        lines.append(f"    if n > {i} and {bad}: S{i}.refuse_if_bad(H, args[{i}])")
-    if variadic is not None:
-        names["FV"] = variadic.fast
-        lines += [f"    if n > {len(positional)}:",
-                  f"        for v in args[{len(positional)}:]:",
-                  "            if v.__class__ not in FV: SV.refuse_if_bad(H, v)"]
-    if by_name:
-        lines += ["    if kwargs:",
-                  "        for k, v in kwargs.items():",
-                  "            e = get(k)",
-                  "            if e is not None and v.__class__ not in e[0] and not (",
-                  "                    e[1] is not None and v.__class__ is int and v >= e[1]):",
-                  "                e[2].refuse_if_bad(H, v)"]
-    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from parameter indexes only
-    check: Callable[[tuple[Any, ...], dict[str, Any]], None] = names["check"]
+    # Built once per helper, so a call costs one class lookup per argument (see _Spec.fast).
+    checked = tuple((i, spec.fast, spec.minimum, spec) for i, spec in enumerate(positional) if spec is not None)
+    first_extra = len(positional)
+    by_name_fast = {k: (spec.fast, spec.minimum, spec) for k, spec in by_name.items()}
+
+    def fits(value: Any, fast: frozenset[type], minimum: int | None) -> bool:
+        # an int at or above the bound is the fast path of a bounded parameter (its ``fast`` is empty)
+        return value.__class__ in fast or (minimum is not None and value.__class__ is int and value >= minimum)
+
+    def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        n = len(args)
+        for i, fast, minimum, spec in checked:
+            if i >= n:
+                break
+            if not fits(args[i], fast, minimum):
+                spec.refuse_if_bad(helper, args[i])
+        if variadic is not None and n > first_extra:
+            for value in args[first_extra:]:
+                if value.__class__ not in variadic.fast:
+                    variadic.refuse_if_bad(helper, value)
+        if kwargs:
+            for name, value in kwargs.items():
+                entry = by_name_fast.get(name)
+                if entry is not None and not fits(value, entry[0], entry[1]):
+                    entry[2].refuse_if_bad(helper, value)
+
     return check
 
 
@@ -193,14 +193,14 @@ class command(Generic[P, Rs, Rb]):
     """Descriptor turning a command-describing function into a method of every client shape.
 
     Arguments are checked against the helper's annotations before the command is built (see
-    :func:`_compile_checks`): ``Arg`` takes str, bytes, int or float; ``int`` an int, ``float`` a
+    :func:`_build_checks`): ``Arg`` takes str, bytes, int or float; ``int`` an int, ``float`` a
     number (never a bool); ``X | None`` also None; ``NonNegative``/``Positive`` bound an int.
     Anything else (mappings, sequences, ``Any``) is passed through unchanged."""
 
     def __init__(self, describe: Callable[P, Cmd[Rs, Rb]]) -> None:
         self.describe = describe
         self.name = describe.__name__
-        self.check = _compile_checks(describe)
+        self.check = _build_checks(describe)
         functools.update_wrapper(self, describe)  # type: ignore[arg-type]
 
     def __set_name__(self, owner: type, name: str) -> None:
