@@ -4,97 +4,23 @@ Routes exactly as the spec's Endpoints C. State lives in the shared SQLite store
 the queue account record (created on the free plan per data directory, ``customer_id`` = the devapi
 e-mail) and a couple of seeded search indexes. Error bodies are ``{"error": "..."}`` (docs/errors.md).
 
-:class:`AuthGate` and :func:`error_response` are shared with the queue area (svckit/sandbox/queue.py).
+The HTTP pieces it shares with the queue area (error bodies, the auth gate, JSON bodies) are in
+:mod:`svckit.sandbox.http`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from typing import Any
-
-from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import basic_check
+from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
 from svckit.sandbox.store import Store
-
-
-class ApiError(Exception):
-    """Raised by a handler to answer ``{"error": message}`` with ``status``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status, self.message = status, message
-        super().__init__(message)
-
-
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
-
-
-async def _api_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.message)
-
-
-async def _http_exception(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    return error_response(exc.status_code, str(exc.detail).lower() if exc.status_code in (404, 405) else
-                          str(exc.detail), getattr(exc, "headers", None))
-
-
-def json_app(routes: list[Route]) -> Starlette:
-    """A Starlette app whose every error (ours, 404 and 405 from routing) is ``{"error": ...}``."""
-    return Starlette(routes=routes, exception_handlers={ApiError: _api_error, HTTPException: _http_exception})
-
-
-class AuthGate:
-    """ASGI middleware: every request (any path, even an unknown one) must pass ``check(header)`` first,
-    else 401 ``{"error": ...}``. ``check`` returns None when the Authorization header is accepted,
-    or the reason it is not."""
-
-    def __init__(self, app: ASGIApp, check: Callable[[str | None], str | None], challenge: str) -> None:
-        self.app, self.check, self.challenge = app, check, challenge
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            header = None
-            for name, value in scope["headers"]:
-                if name == b"authorization":
-                    header = value.decode("latin-1")
-                    break
-            reason = self.check(header)
-            if reason is not None:
-                await error_response(401, reason, {"WWW-Authenticate": self.challenge})(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-async def json_body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        body = json.loads(raw) if raw else None
-    except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
-        raise ApiError(400, "request body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "request body must be a JSON object")
-    return body
-
-
-def required_string(body: dict[str, Any], field: str) -> str:
-    value = body.get(field)
-    if value is None:
-        raise ApiError(400, f"{field}: required")
-    if not isinstance(value, str) or not value.strip():
-        raise ApiError(400, f"{field}: must be a non-empty string")
-    return value
 
 
 class DevApiArea(Area):

@@ -49,7 +49,7 @@ from starlette.types import ASGIApp
 from svckit.queue.models import EventState
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
-from svckit.sandbox.devapi import ApiError, AuthGate, json_app
+from svckit.sandbox.http import ApiError, AuthGate, json_app
 from svckit.sandbox.runner import (
     RUN_STATES,
     InvalidState,
