@@ -9,6 +9,7 @@ a function named after what it builds reads best at the call site::
     frames.value_frame("hash", kv.hgetall("user:1"))
     frames.pipeline_frame(commands, pipe.exec())
     frames.query_frame(v.query_data("red shoes", include_metadata=True))
+    frames.records_frame(v.iter_range(include_metadata=True)); frames.namespaces_frame(v.info())
     frames.runs_frame(q.iter_runs()); frames.steps_frame(run)
     frames.dlq_frame(q.iter_dlq()); frames.events_frame(q.iter_events())
     frames.account_limits_frame(account.queue_account())
@@ -42,8 +43,10 @@ __all__ = [
     "format_bytes",
     "format_limit",
     "keys_frame",
+    "namespaces_frame",
     "pipeline_frame",
     "query_frame",
+    "records_frame",
     "runs_frame",
     "steps_frame",
     "value_frame",
@@ -289,50 +292,72 @@ def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | N
 
 
 # -- vector ----------------------------------------------------------------------------------------
-def query_frame(results: Sequence[Any]) -> pd.DataFrame:
+def _vector_frame(items: Sequence[Any], leading: Mapping[str, pd.api.extensions.ExtensionArray]) -> pd.DataFrame:
+    """``leading`` columns, then ``id, data, vector, sparse_indices, sparse_values`` and one
+    ``metadata.<name>`` column per metadata field (nested fields dotted) of vector items."""
+    sparse = [_field(item, "sparse_vector", "sparseVector") for item in items]
+    frame = pd.DataFrame({
+        **leading,
+        "id": pd.array([_field(i, "id") for i in items], dtype="string"),
+        "data": pd.array([_field(i, "data") for i in items], dtype="string"),
+        "vector": pd.array([_field(i, "vector") for i in items], dtype="object"),
+        "sparse_indices": pd.array([None if sp is None else _field(sp, "indices") for sp in sparse], dtype="object"),
+        "sparse_values": pd.array([None if sp is None else _field(sp, "values") for sp in sparse], dtype="object"),
+    })
+    metas = [dict(_field(i, "metadata") or {}) for i in items]
+    if any(metas):
+        meta = pd.json_normalize(metas).add_prefix("metadata.").convert_dtypes()
+        frame = pd.concat([frame, meta.set_index(frame.index)], axis=1)
+    return frame
+
+
+def query_frame(results: Any) -> pd.DataFrame:
     """Query results, one row per hit: ``[query,] rank, id, score, data, vector, sparse_indices,
     sparse_values`` plus one ``metadata.<name>`` column per metadata field (nested fields dotted).
 
     A batch (a list of lists) gets a leading ``query`` column with the query's position. Accepts
-    ``QueryResult`` models or the wire dicts of the local index.
+    ``QueryResult`` models, the wire dicts of the local index, or a resumable query's first page
+    (``ResumableQueryResult``: its ``scores``).
     """
-    results = list(results)
+    scores = _field(results, "scores")
+    results = list(scores if scores is not None and not isinstance(results, (list, tuple)) else results)
     batch = bool(results) and isinstance(results[0], (list, tuple))
     groups = results if batch else [results]
-    rows: list[dict[str, Any]] = []
-    metas: list[dict[str, Any]] = []
-    for qi, hits in enumerate(groups):
-        for rank, hit in enumerate(hits):
-            sparse = _field(hit, "sparse_vector", "sparseVector")
-            row = {
-                "query": qi,
-                "rank": rank,
-                "id": _field(hit, "id"),
-                "score": _field(hit, "score"),
-                "data": _field(hit, "data"),
-                "vector": _field(hit, "vector"),
-                "sparse_indices": _field(sparse, "indices") if sparse is not None else None,
-                "sparse_values": _field(sparse, "values") if sparse is not None else None,
-            }
-            rows.append(row)
-            metas.append(dict(_field(hit, "metadata") or {}))
-    frame = pd.DataFrame({
-        "query": pd.array([r["query"] for r in rows], dtype="Int64"),
-        "rank": pd.array([r["rank"] for r in rows], dtype="Int64"),
-        "id": pd.array([r["id"] for r in rows], dtype="string"),
-        "score": pd.array([r["score"] for r in rows], dtype="Float64"),
-        "data": pd.array([r["data"] for r in rows], dtype="string"),
-        "vector": pd.array([r["vector"] for r in rows], dtype="object"),
-        "sparse_indices": pd.array([r["sparse_indices"] for r in rows], dtype="object"),
-        "sparse_values": pd.array([r["sparse_values"] for r in rows], dtype="object"),
-    })
-    if any(metas):
-        meta = pd.json_normalize(metas).add_prefix("metadata.")
-        meta = meta.convert_dtypes()
-        frame = pd.concat([frame, meta.set_index(frame.index)], axis=1)
+    hits = [hit for group in groups for hit in group]
+    leading = {
+        "query": pd.array([qi for qi, group in enumerate(groups) for _ in group], dtype="Int64"),
+        "rank": pd.array([rank for group in groups for rank in range(len(group))], dtype="Int64"),
+    }
     if not batch:
-        frame = frame.drop(columns=["query"])
+        del leading["query"]
+    frame = _vector_frame(hits, leading)
+    frame.insert(frame.columns.get_loc("id") + 1, "score", pd.array([_field(h, "score") for h in hits],
+                                                                     dtype="Float64"))
     return frame
+
+
+def records_frame(records: Any) -> pd.DataFrame:
+    """Stored vectors (``fetch``, a ``range`` page, ``iter_range``), one row per vector: ``id, data,
+    vector, sparse_indices, sparse_values`` and the ``metadata.<name>`` columns. ``None`` entries (ids
+    that ``fetch`` did not find) are left out. Accepts ``VectorRecord`` models or wire dicts."""
+    page = _field(records, "vectors")
+    items = [r for r in (page if page is not None and not isinstance(records, (list, tuple)) else records)
+             if r is not None]
+    return _vector_frame(items, {})
+
+
+def namespaces_frame(info: Any) -> pd.DataFrame:
+    """Per-namespace counts of an index (``IndexInfo`` or the wire ``info`` dict), one row per
+    namespace, the default namespace ("") first: ``namespace, vector_count, pending_vector_count``."""
+    namespaces = _field(info, "namespaces") or {}
+    names = sorted(namespaces)
+    return pd.DataFrame({
+        "namespace": pd.array(names, dtype="string"),
+        "vector_count": pd.array([_field(namespaces[n], "vector_count", "vectorCount") for n in names],
+                                 dtype="Int64"),
+        "pending_vector_count": pd.array(
+            [_field(namespaces[n], "pending_vector_count", "pendingVectorCount") or 0 for n in names], dtype="Int64"),
+    })
 
 
 # -- queue -----------------------------------------------------------------------------------------

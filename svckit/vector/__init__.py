@@ -1,9 +1,10 @@
-"""Area B: text query of a vector index, plus the data operations a notebook needs to fill one.
+"""Area B: text query of a vector index and the whole data API around it.
 
 >>> from svckit.vector import Vector                            # doctest: +SKIP
 >>> with Vector.from_env(kind="hybrid") as v:                   # doctest: +SKIP
 ...     v.upsert_data([{"id": "1", "data": "Reading JSON files", "metadata": {"lang": "en"}}])
 ...     v.query_data("parse json", top_k=3, include_metadata=True, filter="lang = 'en'")
+...     v.list_namespaces(), list(v.iter_range(include_metadata=True))
 
 ``svckit.vector.local`` holds the local embedding index the sandbox and the playground use; it is
 imported only when asked for (it needs the ``local`` extra).
@@ -13,23 +14,35 @@ from svckit.errors import EmbeddingModelRequired
 from svckit.vector.client import AsyncVector, Vector
 from svckit.vector.models import (
     DenseIndexInfo,
+    FusionAlgorithm,
     IndexInfo,
+    MetadataUpdateMode,
     NamespaceInfo,
+    QueryMode,
     QueryResult,
+    RangeResult,
+    ResumableQueryResult,
     SparseIndexInfo,
     SparseVector,
     VectorRecord,
+    WeightingStrategy,
 )
 
 __all__ = [
     "AsyncVector",
     "DenseIndexInfo",
     "EmbeddingModelRequired",
+    "FusionAlgorithm",
     "IndexInfo",
+    "MetadataUpdateMode",
     "NamespaceInfo",
+    "QueryMode",
     "QueryResult",
+    "RangeResult",
+    "ResumableQueryResult",
     "SparseIndexInfo",
     "SparseVector",
     "Vector",
     "VectorRecord",
+    "WeightingStrategy",
 ]

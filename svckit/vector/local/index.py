@@ -247,7 +247,7 @@ class LocalIndex:
         embedder = self._require_model()
         # last write of an id within one batch wins, as if the items were upserted in order
         unique = list({rid: Entry(rid, data, meta) for rid, data, meta in parsed}.values())
-        vectors = embedder.embed([e.data for e in unique]) if embedder is not None else None
+        vectors = embedder.embed([e.data or "" for e in unique]) if embedder is not None else None
         with self._lock:
             self._insert(namespace, unique, vectors, persist=True)
         return len(unique)
@@ -313,7 +313,7 @@ class LocalIndex:
             self._check_vectors(u.vector, u.sparse_vector, query=True)
         reembed = u.data is not None and u.vector is None and u.sparse_vector is None and (
             self.kind == "sparse" or self._embedder is not None)
-        embedded = self.embed(u.data) if reembed and self.kind != "sparse" else None
+        embedded = self.embed(u.data) if u.data is not None and reembed and self.kind != "sparse" else None
         with self._lock:
             ns = self._namespace(namespace)
             row = None if ns is None else ns.row_of.get(u.id)
@@ -453,7 +453,7 @@ class LocalIndex:
                 return {"nextCursor": "", "vectors": []}
             ids = ns.ids_in_order()
             at = bisect.bisect_left(ids, max(cursor, prefix))
-            page = []
+            page: list[dict[str, Any]] = []
             while at < len(ids) and len(page) < limit and ids[at].startswith(prefix):
                 page.append(self._shape(ns, ns.row_of[ids[at]], None, inc.metadata, inc.vectors, inc.data))
                 at += 1
