@@ -3,16 +3,48 @@
 ``with sandbox_process(areas=["kv"], backend="redis") as env:`` starts ``python bench/_child.py``
 with those Sandbox keyword arguments and yields its SVC_* variables plus ``REDIS_URL`` (the backing
 Redis, for the redis-py baseline) once it serves.
+
+``code_env(tree, without)`` is the environment that runs a bench (and so its sandbox child) on the
+svckit of another checkout and without some modules: the ``--before`` runs of kv_bench and
+load_bench use it to measure an older commit side by side with this one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+#: what today's code ran on before issue 14 made uvicorn use them: "before" runs without them
+C_SERVER_MODULES = ("httptools", "uvloop")
+
+# A sitecustomize that makes the modules named in SVCKIT_BENCH_WITHOUT unimportable in every Python
+# process started with it on PYTHONPATH (the bench, and the sandbox child it starts).
+_BLOCKER = ("import os, sys\n"
+            "for _name in os.environ.get('SVCKIT_BENCH_WITHOUT', '').split(','):\n"
+            "    if _name:\n"
+            "        sys.modules[_name] = None\n")
+
+
+@contextmanager
+def code_env(tree: str | None = None, without: Sequence[str] = ()) -> Iterator[dict[str, str]]:
+    """Environment for a child Python that imports svckit from ``tree`` (a checkout, e.g. a git
+    worktree of an older commit; None: the installed one) and cannot import ``without``."""
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory(prefix="svckit-bench-") as tmp:
+        path = [p for p in (tree, tmp if without else None, env.get("PYTHONPATH")) if p]
+        if without:
+            Path(tmp, "sitecustomize.py").write_text(_BLOCKER)
+            env["SVCKIT_BENCH_WITHOUT"] = ",".join(without)
+        if path:
+            env["PYTHONPATH"] = os.pathsep.join(path)
+        yield env
 
 
 def serve(options: dict[str, Any]) -> None:
@@ -31,6 +63,8 @@ def serve(options: dict[str, Any]) -> None:
 @contextmanager
 def sandbox_process(**options: Any) -> Iterator[dict[str, str]]:
     child = subprocess.Popen([sys.executable, __file__, json.dumps(options)], stdout=subprocess.PIPE, text=True)
+    # the child inherits this process's environment: a bench started through code_env() runs the
+    # sandbox from the same tree, without the same modules
     env: dict[str, str] = {}
     try:
         assert child.stdout is not None

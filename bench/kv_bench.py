@@ -10,7 +10,17 @@ One run, one sandbox (real redis-server backend), everything on loopback:
 Ratios are against the peer SDK ``upstash-redis`` (sync rows vs its sync client, async rows vs its
 async client; ``rest_encoding=None``). Each cell runs for ``--seconds`` (about a minute in all).
 
-    python bench/kv_bench.py [--seconds 4] [--rounds 16] [--batch 100] [--concurrency 16]
+    python bench/kv_bench.py [--seconds 4] [--rounds 16] [--batch 100] [--concurrency 16 64]
+    python bench/kv_bench.py --before /tmp/kv-before [--repeat 2] [--seconds 2]
+
+``--before TREE`` compares this checkout with another one (``git worktree add /tmp/kv-before
+9484287``) in one run: the whole bench runs alternately on each side, each in its own process with
+its own sandbox child; the older side runs without httptools and uvloop (as that code ran before
+uvicorn was told to use them). The table gives both sides and after/before, the median of the
+per-repeat ratios.
+
+The async rows include a bare ``httpx.AsyncClient`` posting the same path-form requests: the floor
+any httpx-based client stands on, so the gap to it is what svckit itself adds.
 
 The sandbox runs in a child process (clients must not share its GIL). The clients of one workload
 run back to back in short rounds; figures are each client's best round, ratios the median of the
@@ -21,19 +31,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
 import redis
 import upstash_redis
 import upstash_redis.asyncio
 
 from svckit.kv import KV, AsyncKV
-from _child import sandbox_process
+from _child import C_SERVER_MODULES, code_env, sandbox_process
 
 VALUE = "v" * 64
 
@@ -104,6 +119,23 @@ def async_pipelined(client: Any, batch: int) -> Callable[[], Awaitable[int]]:
     return op
 
 
+class BareHttpx:
+    """The floor: one ``httpx.AsyncClient`` posting path-form commands, reply JSON left undecoded."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.http = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+
+    async def set(self, key: str, value: str) -> bytes:
+        return (await self.http.post(f"{self.url}/SET/{key}/{value}")).content
+
+    async def get(self, key: str) -> bytes:
+        return (await self.http.post(f"{self.url}/GET/{key}")).content
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
 Measure = Callable[[float], Result]  # duration in seconds -> (ops/s, CPU us/op)
 
 
@@ -160,7 +192,7 @@ def paired(cells: list[tuple[str, Measure]], seconds: float, rounds: int
 Row = tuple[str, str, float, float, float, float]  # workload, client, ops/s, ratio, CPU us/op, ratio
 
 
-def run(seconds: float, batch: int, concurrency: int, rounds: int) -> list[Row]:
+def run(seconds: float, batch: int, concurrencies: list[int], rounds: int) -> list[Row]:
     rows: list[Row] = []
     with sandbox_process(areas=["kv"], backend="redis") as env:
         url, token, redis_url = env["SVC_KV_URL"], env["SVC_KV_TOKEN"], env["REDIS_URL"]
@@ -181,8 +213,11 @@ def run(seconds: float, batch: int, concurrency: int, rounds: int) -> list[Row]:
         def peer_async_pipe() -> Any:
             return upstash_redis.asyncio.Redis(url, token, rest_encoding=None, allow_telemetry=False)
 
-        def concurrent(client: Any) -> Callable[[], Awaitable[int]]:
-            return async_concurrent(client, concurrency)
+        def bare() -> BareHttpx:
+            return BareHttpx(url, token)
+
+        def concurrent(n: int) -> Callable[[Any], Callable[[], Awaitable[int]]]:
+            return lambda client: async_concurrent(client, n)
 
         def apipe(client: Any) -> Callable[[], Awaitable[int]]:
             return async_pipelined(client, batch)
@@ -196,11 +231,13 @@ def run(seconds: float, batch: int, concurrency: int, rounds: int) -> list[Row]:
             ("single command, async (one in flight)", [
                 ("svckit AsyncKV", async_measure(our_async, async_single)),
                 ("upstash-redis asyncio.Redis", async_measure(peer_async, async_single)),
+                ("bare httpx.AsyncClient (floor)", async_measure(bare, async_single)),
             ]),
-            (f"single command, async ({concurrency} in flight)", [
-                ("svckit AsyncKV", async_measure(our_async, concurrent)),
-                ("upstash-redis asyncio.Redis", async_measure(peer_async, concurrent)),
-            ]),
+            *((f"single command, async ({n} in flight)", [
+                ("svckit AsyncKV", async_measure(our_async, concurrent(n))),
+                ("upstash-redis asyncio.Redis", async_measure(peer_async, concurrent(n))),
+                ("bare httpx.AsyncClient (floor)", async_measure(bare, concurrent(n))),
+            ]) for n in concurrencies),
             (f"pipelined ({batch} commands per request), sync", [
                 ("svckit KV", sync_measure(lambda: sync_pipelined(ours.pipeline, batch))),
                 ("upstash-redis Redis", sync_measure(lambda: sync_pipelined(peer_pipe.pipeline, batch))),
@@ -230,19 +267,59 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {platform.system()} {platform.release()}"
 
 
+def print_table(rows: list[Row]) -> None:
+    print(f"{'workload':<46} {'client':<30} {'ops/s':>10} {'vs peer':>8} {'CPU us/op':>10} {'vs peer':>8}")
+    for workload, name, ops, ops_ratio, cpu, cpu_ratio in rows:
+        print(f"{workload:<46} {name:<30} {ops:>10,.0f} {ops_ratio:>7.2f}x {cpu:>10,.1f} {cpu_ratio:>7.2f}x")
+
+
+def compare(before_tree: str, repeat: int, bench_args: list[str]) -> None:
+    """Run the whole bench ``repeat`` times on each side, alternating which side goes first."""
+    runs: dict[str, list[list[Row]]] = {"before": [], "after": []}
+    for i in range(repeat):
+        for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            tree, without = (before_tree, C_SERVER_MODULES) if side == "before" else (None, ())
+            with tempfile.TemporaryDirectory() as tmp, code_env(tree, without) as env:
+                out = os.path.join(tmp, "rows.json")
+                subprocess.run([sys.executable, __file__, *bench_args, "--json", out], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
+                with open(out) as fh:
+                    runs[side].append([tuple(row) for row in json.load(fh)])  # type: ignore[misc]
+            print(f"# repeat {i + 1}: {side} done, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"machine: {machine()}")
+    print(f"before: {before_tree} without {', '.join(C_SERVER_MODULES)}; after: this checkout")
+    print("| workload | client | before ops/s | after ops/s | after / before | before CPU us/op | after CPU us/op |")
+    print("|---|---|---|---|---|---|---|")
+    for j, (workload, name, *_rest) in enumerate(runs["after"][0]):
+        before = [run[j] for run in runs["before"]]
+        after = [run[j] for run in runs["after"]]
+        ratio = statistics.median(a[2] / b[2] for a, b in zip(after, before))
+        print(f"| {workload} | {name} | {max(r[2] for r in before):,.0f} | {max(r[2] for r in after):,.0f} | "
+              f"{ratio:.2f}× | {min(r[4] for r in before):,.0f} | {min(r[4] for r in after):,.0f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=4.0, help="time each client gets per workload")
     parser.add_argument("--rounds", type=int, default=16, help="paired rounds per workload")
     parser.add_argument("--batch", type=int, default=100, help="commands per pipeline request")
-    parser.add_argument("--concurrency", type=int, default=16, help="async requests in flight")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64], help="async requests in flight")
+    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--before", help="another checkout to compare with, side by side (see above)")
+    parser.add_argument("--repeat", type=int, default=2, help="with --before: runs per side")
     args = parser.parse_args()
+    if args.before:
+        compare(args.before, args.repeat, ["--seconds", str(args.seconds), "--rounds", str(args.rounds),
+                                           "--batch", str(args.batch), "--concurrency",
+                                           *map(str, args.concurrency)])
+        return
     rows = run(args.seconds, args.batch, args.concurrency, args.rounds)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh)
     print(f"machine: {machine()}")
     print(f"load average (1 min) at the end of the run: {os.getloadavg()[0]:.2f}")
-    print(f"{'workload':<46} {'client':<30} {'ops/s':>10} {'vs peer':>8} {'CPU us/op':>10} {'vs peer':>8}")
-    for workload, name, ops, ops_ratio, cpu, cpu_ratio in rows:
-        print(f"{workload:<46} {name:<30} {ops:>10,.0f} {ops_ratio:>7.2f}x {cpu:>10,.1f} {cpu_ratio:>7.2f}x")
+    print_table(rows)
 
 
 if __name__ == "__main__":

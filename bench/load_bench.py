@@ -17,6 +17,11 @@ Peer, in the same run: the same KV mix (query excluded) through ``redis.asyncio`
 backing Redis over TCP, with N clients: the ratio shows what the HTTP gateway costs.
 
     python bench/load_bench.py [--seconds 20] [--clients 16 64] [--seed 7]
+    python bench/load_bench.py --before /tmp/kv-before [--repeat 1] [--seconds 10]
+
+``--before TREE`` runs the whole bench alternately on another checkout (without httptools and
+uvloop, as that code ran before uvicorn was told to use them) and on this one, each in its own
+process with its own sandbox, and prints both sides per kind with after/before.
 
 The sandbox (real redis-server backend, kv + vector areas) runs in a child process so the load
 generator does not share its GIL; both share the machine's cores, as they would on a laptop.
@@ -26,10 +31,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -43,7 +52,7 @@ import redis
 import redis.asyncio
 
 from svckit.kv import AsyncKV
-from _child import sandbox_process
+from _child import C_SERVER_MODULES, code_env, sandbox_process
 from svckit.vector import AsyncVector
 
 KINDS = ("read", "write", "pipeline", "transaction", "query")
@@ -245,8 +254,10 @@ def machine() -> str:
             f"{platform.release()}, load average {os.getloadavg()[0]:.1f}")
 
 
-def run(seconds: float, client_counts: list[int], seed: int) -> int:
+def run(seconds: float, client_counts: list[int], seed: int, summary: list[dict[str, Any]] | None = None) -> int:
+    """Print the table; ``summary`` (when given) gets one dict per (clients, kind) row."""
     failures = 0
+    summary = [] if summary is None else summary
     with seeded_sandbox() as env:
         redis_url = env["REDIS_URL"]
         print(f"# load bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
@@ -268,8 +279,13 @@ def run(seconds: float, client_counts: list[int], seed: int) -> int:
                 peer_cells = f"{prate:,.0f} | {pct(plat, .5):.2f} | {pct(plat, .99):.2f}" if plat else "– | – | –"
                 print(f"| {n} | {kind} | {rate:,.0f} | {pct(lat, .5):.1f} | {pct(lat, .99):.1f} | "
                       f"{ours.errors[kind]} | {peer_cells} | {ratio} |")
+                summary.append({"clients": n, "kind": kind, "rate": rate, "p50": pct(lat, .5),
+                                "p99": pct(lat, .99), "errors": ours.errors[kind]})
             total, ptotal = sum(map(len, ours.latencies.values())), sum(map(len, peer.latencies.values()))
             kv_total = total - len(ours.latencies["query"])
+            summary.append({"clients": n, "kind": "all", "rate": total / elapsed, "p50": float("nan"),
+                            "p99": float("nan"), "errors": sum(ours.errors.values()), "checked": checked,
+                            "lost": bad + counters_bad, "vs_redis_py": kv_total / elapsed / (ptotal / peer_elapsed)})
             print(f"| {n} | **all** | {total / elapsed:,.0f} | | | {sum(ours.errors.values())} | "
                   f"{ptotal / peer_elapsed:,.0f} | | | {kv_total / elapsed / (ptotal / peer_elapsed):.3f}× (kv only) |")
             print(f"|  | verified | {checked:,} writes, {bad} wrong, {counters_bad} counters wrong | | | | "
@@ -281,13 +297,63 @@ def run(seconds: float, client_counts: list[int], seed: int) -> int:
     return 1 if failures else 0
 
 
+def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
+    """Run the whole bench ``repeat`` times on each side, alternating which side goes first."""
+    runs: dict[str, list[list[dict[str, Any]]]] = {"before": [], "after": []}
+    for i in range(repeat):
+        for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
+            tree, without = (before_tree, C_SERVER_MODULES) if side == "before" else (None, ())
+            with tempfile.TemporaryDirectory() as tmp, code_env(tree, without) as env:
+                out = os.path.join(tmp, "summary.json")
+                subprocess.run([sys.executable, __file__, *bench_args, "--json", out], env=env,
+                               stdout=subprocess.DEVNULL, check=False)
+                with open(out) as fh:
+                    runs[side].append(json.load(fh))
+            print(f"# repeat {i + 1}: {side} done, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"# {machine()}")
+    print(f"# before: {before_tree} without {', '.join(C_SERVER_MODULES)}; after: this checkout\n")
+    print("| clients | kind | before req/s | after req/s | after / before | before p50 / p99 ms | "
+          "after p50 / p99 ms | errors before / after |")
+    print("|---|---|---|---|---|---|---|---|")
+    failures = 0
+    for j, row in enumerate(runs["after"][0]):
+        before = [r[j] for r in runs["before"]]
+        after = [r[j] for r in runs["after"]]
+        ratio = statistics.median(a["rate"] / b["rate"] for a, b in zip(after, before))
+        lat = (lambda rs: f"{rs[0]['p50']:.1f} / {rs[0]['p99']:.1f}" if row["kind"] != "all" else "")
+        errors = (sum(r["errors"] for r in before), sum(r["errors"] for r in after))
+        print(f"| {row['clients']} | {row['kind']} | {max(r['rate'] for r in before):,.0f} | "
+              f"{max(r['rate'] for r in after):,.0f} | {ratio:.2f}× | {lat(before)} | {lat(after)} | "
+              f"{errors[0]} / {errors[1]} |")
+        if row["kind"] == "all":
+            lost = (sum(r["lost"] for r in before), sum(r["lost"] for r in after))
+            vs = (statistics.median(r["vs_redis_py"] for r in before), statistics.median(r["vs_redis_py"] for r in after))
+            print(f"|  | verified | {sum(r['checked'] for r in before):,} writes, {lost[0]} lost | "
+                  f"{sum(r['checked'] for r in after):,} writes, {lost[1]} lost | | kv vs redis-py over TCP: "
+                  f"{vs[0]:.3f}× | {vs[1]:.3f}× | |")
+            failures += sum(errors) + sum(lost)
+    print(f"\nresult: {'OK' if failures == 0 else f'FAILED ({failures} errors or lost writes)'}")
+    return 1 if failures else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run (default 20)")
     parser.add_argument("--clients", type=int, nargs="+", default=[16, 64], help="concurrent clients (default 16 64)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", help="also write the per-kind summary to this file")
+    parser.add_argument("--before", help="another checkout to compare with, side by side (see above)")
+    parser.add_argument("--repeat", type=int, default=1, help="with --before: runs per side")
     args = parser.parse_args()
-    raise SystemExit(run(args.seconds, args.clients, args.seed))
+    if args.before:
+        raise SystemExit(compare(args.before, args.repeat, ["--seconds", str(args.seconds), "--seed", str(args.seed),
+                                                            "--clients", *map(str, args.clients)]))
+    summary: list[dict[str, Any]] = []
+    status = run(args.seconds, args.clients, args.seed, summary)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(summary, fh)
+    raise SystemExit(status)
 
 
 if __name__ == "__main__":
