@@ -551,8 +551,7 @@ class WorkflowRunner:
                 if attempt < active.retries:
                     attempt += 1
                     delay = self.retry_delay * attempt
-                    self._update_step(active, row, StepState.STEP_RETRY, error, error=text,
-                                      next_delivery_time=now_ms() + int(delay * 1000))
+                    self._update_step(active, row, StepState.STEP_RETRY, error, error=text, retry_in=delay)
                     if active.abort.wait(delay):
                         raise RunAborted from None
                     continue
@@ -579,11 +578,14 @@ class WorkflowRunner:
             return row_id
 
     def _update_step(self, active: _ActiveRun, step_seq: int, state: StepState, out: str | None, *,
-                     error: str | None = None, next_delivery_time: int | None = None) -> None:
+                     error: str | None = None, retry_in: float | None = None) -> None:
         # Only a step still in progress changes: a cancel may have marked it STEP_CANCELED meanwhile.
+        # The next delivery is counted from the event's own time, so it is never before it.
+        now = now_ms()
+        next_delivery_time = None if retry_in is None else now + int(retry_in * 1000)
         with self.store.transaction() as db:
             self._finish_steps(db, "seq = ? AND state = ?", (step_seq, StepState.STEP_PROGRESS.value), state, out,
-                               now_ms(), error=error, next_delivery_time=next_delivery_time)
+                               now, error=error, next_delivery_time=next_delivery_time)
 
     @classmethod
     def _finish_steps(cls, db: Any, where: str, args: tuple[Any, ...], state: StepState, out: str | None,
