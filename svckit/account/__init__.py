@@ -2,11 +2,10 @@
 
 from svckit.account.client import Account, AsyncAccount
 from svckit.account.models import PlanType, QueueAccount, QueueAccountState, ReservedType, UpgradePlan
-from svckit.account.plans import LIMIT_FIELDS, PLAN_PRESETS, UPGRADE_PLAN_NAMES
+from svckit.account.plans import LIMIT_FIELDS, UPGRADE_PLAN_NAMES
 
 __all__ = [
     "LIMIT_FIELDS",
-    "PLAN_PRESETS",
     "UPGRADE_PLAN_NAMES",
     "Account",
     "AsyncAccount",

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from svckit.account.plans import PLAN_PRESETS
 from svckit.sandbox.area import SandboxContext, new_token
+from svckit.sandbox.plans import PLAN_PRESETS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

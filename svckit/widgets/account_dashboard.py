@@ -1,6 +1,11 @@
 """Account dashboard: the queue account's limits, grouped, with units; plan and state badges; a chart
 comparing them with another plan's presets; rotate-token and upgrade-plan behind a confirmation.
 
+The contract gives no plan's limit values, so the presets to compare with are the caller's:
+``AccountDashboard(account, presets=...)``, e.g. the sandbox's ``svckit.sandbox.plans.PLAN_PRESETS``
+(what the notebooks pass) or a service's published quotas. Without presets the limits are shown
+alone, with no comparison column, chart or compare menu: nothing invented is put beside a real account.
+
 Limits differ by orders of magnitude (3 retries next to 100,000,000 requests a day), so the chart
 normalises per limit: each bar is the value as a share of the larger of the two plans' values for
 that limit, and the bar's label carries the real value with its unit. A log axis would also work,
@@ -14,6 +19,7 @@ state is in traits (``account``, ``compare_plan``, ``token_masked``, ``message``
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as W
@@ -22,13 +28,9 @@ import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
+from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import SvcError, mask
 from svckit.widgets._common import ConfirmBar, badge, message_html, style_widget
-
-try:  # the account client is optional at import time (widgets can be built with a fake in tests)
-    from svckit.account import PLAN_PRESETS, UPGRADE_PLAN_NAMES
-except ImportError:  # pragma: no cover - the account package ships with svckit
-    PLAN_PRESETS, UPGRADE_PLAN_NAMES = {}, ()
 
 CURRENT_COLOR, OTHER_COLOR = "#2563eb", "#f59e0b"
 
@@ -56,7 +58,8 @@ def comparison_frame(limits: pd.DataFrame) -> pd.DataFrame:
 
 
 class AccountDashboard(W.VBox):
-    """``AccountDashboard(account)`` with an ``svckit.account.Account`` client."""
+    """``AccountDashboard(account, presets=PLAN_PRESETS)`` with an ``svckit.account.Account`` client
+    and, to compare with, plan name -> limit values (``compare_plan`` picks the one shown)."""
 
     account = T.Any(None, allow_none=True)
     compare_plan = T.Unicode("paid")
@@ -66,10 +69,11 @@ class AccountDashboard(W.VBox):
     message_kind = T.Unicode("info")
     refreshed = T.Int(0, help="how many times the record was loaded")
 
-    def __init__(self, client: Any, *, compare_plan: str = "paid", presets: Any = None,
-                 autorefresh: bool = True, **traits: Any) -> None:
+    def __init__(self, client: Any, *, compare_plan: str = "paid",
+                 presets: Mapping[str, Mapping[str, Any]] | None = None, autorefresh: bool = True,
+                 **traits: Any) -> None:
         self.client = client
-        self.presets = dict(presets if presets is not None else PLAN_PRESETS)
+        self.presets = dict(presets or {})
         self.limits = pd.DataFrame()
         self._build()
         super().__init__(self._children(), **traits)
@@ -90,8 +94,9 @@ class AccountDashboard(W.VBox):
                                       style={"description_width": "95px"}, layout=W.Layout(width="320px"))
         self.rotate_button = W.Button(description="Rotate token", icon="key", button_style="warning",
                                       layout=W.Layout(width="130px"))
-        upgrade_options = [p for p in (UPGRADE_PLAN_NAMES or self.presets) if p in self.presets]
-        self.upgrade_box = W.Dropdown(options=upgrade_options, description="Plan", layout=W.Layout(width="260px"),
+        if not self.presets:
+            self.compare_box.layout.display = "none"
+        self.upgrade_box = W.Dropdown(options=list(UPGRADE_PLAN_NAMES), description="Plan", layout=W.Layout(width="260px"),
                                       style={"description_width": "40px"})
         self.upgrade_button = W.Button(description="Upgrade", icon="arrow-up", button_style="primary",
                                        layout=W.Layout(width="110px"))
@@ -121,7 +126,8 @@ class AccountDashboard(W.VBox):
                           self.upgrade_button],
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         # no tabs: a plotly figure drawn inside a hidden tab gets a zero width in the browser
-        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.groups_box, self.figure]
+        chart = [self.figure] if self.presets else []
+        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.groups_box, *chart]
 
     # ------------------------------------------------------------------ actions
     def _say(self, text: str, kind: str = "info") -> None:

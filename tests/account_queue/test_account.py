@@ -7,8 +7,9 @@ import time
 import httpx
 import pytest
 
-from svckit.account import PLAN_PRESETS, QueueAccount
+from svckit.account import QueueAccount
 from svckit.errors import AuthError, InvalidArgument, NotFound
+from svckit.sandbox.plans import PLAN_PRESETS
 
 from .conftest import basic
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from svckit.errors import mask
+from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.widgets import AccountDashboard, KVExplorer
 
 
@@ -266,7 +267,7 @@ def test_dashboard_groups_units_badges_and_masked_token(clients):
 
 
 def test_dashboard_chart_compares_plans_in_place(clients):
-    d = AccountDashboard(clients.account, compare_plan="paid")
+    d = AccountDashboard(clients.account, compare_plan="paid", presets=PLAN_PRESETS)
     fig = d.figure
     current, other = fig.data
     assert max(current.x) <= 100 and max(other.x) <= 100 and min(other.x) >= 0
@@ -276,6 +277,15 @@ def test_dashboard_chart_compares_plans_in_place(clients):
     assert d.figure is fig  # updated in place, not re-created
     assert "queue_enterprise_10m" in fig.data[1].name
     assert dict(zip(fig.data[1].y, fig.data[1].text))["Retries per message (retries)"] == "20 retries"
+
+
+def test_dashboard_without_presets_shows_the_limits_alone(clients):
+    d = AccountDashboard(clients.account)
+    assert d.figure not in d.children and d.compare_box.layout.display == "none"
+    assert "compare_display" not in d.limits and "<th>paid</th>" not in d.groups_box.children[0].value
+    assert list(d.upgrade_box.options) == ["paid", "queue_enterprise_1m", "queue_enterprise_10m"]
+    with_presets = AccountDashboard(clients.account, presets=PLAN_PRESETS)
+    assert with_presets.figure in with_presets.children and "<th>paid</th>" in with_presets.groups_box.children[0].value
 
 
 def test_dashboard_refresh_shows_server_changes(clients):

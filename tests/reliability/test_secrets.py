@@ -41,6 +41,7 @@ from svckit.errors import SvcError
 from svckit.kv import KV, AsyncKV
 from svckit.queue import AsyncQueue, Queue
 from svckit.sandbox import Sandbox
+from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.vector import AsyncVector, Vector
 from tests.reliability.conftest import DEMO_LIMIT, kv_backend, wait_vector_seeded
 
@@ -190,7 +191,7 @@ def _widget_states(sandbox: Sandbox) -> list[tuple[str, Any]]:
     explorer.run_command("GET greeting")
     explorer.run_command("ACL WHOAMI")
     built.append(explorer)
-    dashboard = widgets.AccountDashboard(clients.account)
+    dashboard = widgets.AccountDashboard(clients.account, presets=PLAN_PRESETS)
     dashboard.refresh()
     dashboard.compare("paid")
     built.append(dashboard)
