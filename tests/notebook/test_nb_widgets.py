@@ -138,6 +138,20 @@ def test_clicking_a_key_shows_its_value(kv, key, kind, check):
     assert key in w.detail_header.value and "<table" in w.value_view.value
 
 
+def test_a_large_value_is_read_one_page_and_says_how_much_is_shown(kv):
+    kv.delete("big:list", "big:zset")
+    kv.rpush("big:list", *(f"e{i}" for i in range(1200)))
+    kv.zadd("big:zset", {f"m{i:04}": i for i in range(700)})
+    w = KVExplorer(kv, pattern="big:list", value_limit=500)
+    assert w.value_frame["index"].tolist() == list(range(500))
+    assert "500 rows shown of 1,200" in w.detail_header.value
+    assert not w.value_page.complete
+    w.select("big:zset")
+    assert w.value_frame["rank"].tolist() == list(range(500)) and w.value_frame["member"].iloc[-1] == "m0499"
+    assert "500 rows shown of 700" in w.detail_header.value
+    kv.delete("big:list", "big:zset")
+
+
 def test_edits_wait_for_confirmation(kv):
     kv.set("shop:edit", "before")
     w = KVExplorer(kv, pattern="shop:edit")
