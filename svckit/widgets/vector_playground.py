@@ -1,5 +1,6 @@
 """Vector query playground: type a query, tune the request, and see the hits, the score chart, the
-DENSE / SPARSE / HYBRID comparison with its rank shifts, a 2-D map of the index and batch queries.
+DENSE / SPARSE / HYBRID comparison with its rank shifts, a 2-D map of the index, batch queries, and a
+browser of whatever an index holds (its namespaces, its vectors page by page, their map, one record).
 
 >>> from svckit.widgets.vector_playground import VectorPlayground    # doctest: +SKIP
 >>> VectorPlayground.from_settings()                                 # doctest: +SKIP
@@ -9,25 +10,29 @@ Where the queries go. With the SVC_VECTOR_* variables set, every query goes to t
 answers 422 (created without an embedding model), that kind falls back to a :class:`LocalIndex`
 loaded with the demo corpus in this kernel, and a banner says so. Nothing falls back silently.
 
-The projection (our call, documented): the spec has no "list every vector" operation, so the map is
-built from the demo corpus ids. For a kind served remotely the vectors are fetched from the service
-(``fetch`` with ``includeVectors``), so the map shows what the index really stores; when the index
-does not hold those ids (or the kind is local) the map is the local index's dense matrix. A sparse
-index has no dense vectors: its map is the hybrid one of the same corpus and its hits are placed by
-id. The 2-component PCA is fitted once per (index, namespace) and cached; it is only fitted when the
-Projection tab is opened (or ``project()`` is called). The query vector is not returned by the
+Browsing and the map: for a kind served remotely the widget lists the index's namespaces
+(``list_namespaces``) and walks a namespace with ``range``, so it shows any index, however it was
+filled. The map is fitted on a sample of what the namespace holds: at most :data:`MAP_CAP` vectors,
+drawn at random (fixed seed) from the first :data:`SCAN_CAP` ids, fetched with their vectors. A kind
+served locally maps the local index's dense matrix. A sparse index has no dense vectors: its query
+map is the hybrid one of the same namespace and its hits are placed by id; its Browse tab lists the
+vectors without a map. The 2-component PCA is fitted once per (index, namespace) and cached; it is
+only fitted when the Projection or Browse tab asks for it (or ``project()`` / ``map_index()``). The query vector is not returned by the
 service, so the query is embedded in this kernel with the same packaged model and projected through
 the same PCA; hits not on the map are placed by their returned vector (include vectors) if any.
 Points are coloured by similarity to the query ("score") or by a metadata field.
 
-Public methods (``query()``, ``compare()``, ``project()``, ``batch()``) do the work; handlers only
-forward UI events to them, and what is shown is mirrored in traits, so tests drive the widget
+Public methods (``query()``, ``compare()``, ``project()``, ``batch()``, ``list_namespaces()``,
+``browse()``, ``next_page()``, ``map_index()``, ``inspect()``) do the work; handlers only forward UI
+events to them, and what is shown is mirrored in traits, so tests drive the widget
 without a browser.
 """
 
 from __future__ import annotations
 
 import html
+import json
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,14 +45,21 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import ConfigError, EmbeddingModelRequired, SvcError
+from svckit.vector.models import FusionAlgorithm, QueryMode
 from svckit.widgets import _plots
 from svckit.widgets._common import frame_html, style_widget
 
 KINDS = ("dense", "sparse", "hybrid")
-MODES = ("HYBRID", "DENSE", "SPARSE")
-FUSIONS = ("RRF", "DBSF")
-#: index kind -> the Settings attribute holding its URL (SVC_VECTOR_URL is the dense index).
+MODES = tuple(m.value for m in QueryMode)
+FUSIONS = tuple(f.value for f in FusionAlgorithm)
 PROJECTION_TAB = 2
+BROWSE_TAB = 4
+BROWSE_PAGE = 25  # rows of the Browse table per page
+MAP_CAP = 2_000  # at most this many vectors are fetched and projected on a map
+SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (listed without vectors)
+ID_PAGE = 1_000  # ids per range request while listing them
+FETCH_CHUNK = 500  # ids per fetch request
+#: index kind -> the Settings attribute holding its URL (SVC_VECTOR_URL is the dense index).
 KIND_SETTINGS = {"dense": "vector_url", "sparse": "vector_sparse_url", "hybrid": "vector_hybrid_url"}
 
 
@@ -173,6 +185,22 @@ class RemoteBackend:
             return [out[0] if out and isinstance(out[0], list) else out]
         return out
 
+    def namespaces(self) -> list[str]:
+        return self.client.list_namespaces()
+
+    def info(self) -> Any:
+        return self.client.info()
+
+    def page(self, namespace: str, cursor: str, limit: int, *, vectors: bool = False) -> tuple[list[Any], str]:
+        """One ``range`` page (metadata and data always, vectors when asked) and the next cursor."""
+        page = self.client.range(cursor, limit, namespace=namespace, include_metadata=True, include_data=True,
+                                 include_vectors=vectors)
+        return list(page.vectors), page.next_cursor
+
+    def fetch(self, ids: Sequence[str], namespace: str, *, vectors: bool = True) -> list[Any]:
+        return self.client.fetch(list(ids), namespace=namespace, include_metadata=True, include_data=True,
+                                 include_vectors=vectors)
+
 
 class LocalBackend:
     """Queries a :class:`LocalIndex` in this kernel (built lazily, demo corpus loaded once)."""
@@ -188,6 +216,72 @@ class LocalBackend:
             res = self.index.query(p.wire(text), namespace=p.namespace)
             out.append(res[0] if res and isinstance(res[0], list) else res)
         return out
+
+    def namespaces(self) -> list[str]:
+        return self.index.namespaces()
+
+    def info(self) -> Any:
+        return self.index.info()
+
+    def page(self, namespace: str, cursor: str, limit: int, *, vectors: bool = False) -> tuple[list[Any], str]:
+        page = self.index.range({"cursor": cursor, "limit": limit, "includeMetadata": True, "includeData": True,
+                                 "includeVectors": vectors}, namespace)
+        return page["vectors"], page["nextCursor"]
+
+    def fetch(self, ids: Sequence[str], namespace: str, *, vectors: bool = True) -> list[Any]:
+        return self.index.fetch(list(ids), namespace, include_metadata=True, include_data=True,
+                                include_vectors=vectors)
+
+
+def sample_records(backend: Any, namespace: str, *, cap: int | None = None,
+                   scan: int | None = None) -> tuple[list[Any], int]:
+    """Up to ``cap`` (:data:`MAP_CAP`) records of a namespace with their vectors, a random sample (fixed
+    seed, so the map is stable) of its first ``scan`` (:data:`SCAN_CAP`) ids in id order, and how many
+    ids were listed. Small namespaces come back whole."""
+    cap = MAP_CAP if cap is None else cap
+    scan = SCAN_CAP if scan is None else scan
+    ids: list[str] = []
+    cursor = ""
+    while len(ids) < scan:
+        records, cursor = backend.page(namespace, cursor, min(ID_PAGE, scan - len(ids)))
+        ids += [str(_field(r, "id", "id")) for r in records]
+        if not cursor:
+            break
+    # a seeded random sample: an even stride would alias with ids that cycle through groups
+    chosen = ids if len(ids) <= cap else sorted(random.Random(0).sample(ids, cap))
+    out: list[Any] = []
+    for start in range(0, len(chosen), FETCH_CHUNK):
+        out += [r for r in backend.fetch(chosen[start:start + FETCH_CHUNK], namespace) if r is not None]
+    return out, len(ids)
+
+
+def _flat_metadata(record: Any) -> dict[str, Any]:
+    meta = _field(record, "metadata", "metadata") or {}
+    return {k: v for k, v in meta.items() if not isinstance(v, (dict, list))}
+
+
+def record_html(record: Any, namespace: str = "") -> str:
+    """One stored vector in full: id, namespace, data, metadata (JSON), dense and sparse vector."""
+    if record is None:
+        return "<i>no such id in this namespace</i>"
+    rows = [("id", html.escape(str(_field(record, "id", "id")))), ("namespace", html.escape(namespace or "(default)"))]
+    data = _field(record, "data", "data")
+    if data is not None:
+        rows.append(("data", html.escape(data)))
+    meta = _field(record, "metadata", "metadata")
+    if meta:
+        rows.append(("metadata", f"<pre style='margin:0'>{html.escape(json.dumps(meta, indent=2, default=str))}</pre>"))
+    vector = _field(record, "vector", "vector")
+    if vector:
+        head = ", ".join(f"{x:.4f}" for x in list(vector)[:8])
+        rows.append(("vector", f"[{head}, …] ({len(vector)} dims, norm {np.linalg.norm(vector):.3f})"))
+    sparse = _field(record, "sparseVector", "sparse_vector")
+    if sparse is not None:
+        pairs = list(zip(_field(sparse, "indices", "indices"), _field(sparse, "values", "values")))
+        shown = ", ".join(f"{i}: {v:.3f}" for i, v in pairs[:10])
+        rows.append(("sparse vector", f"{{{shown}{', …' if len(pairs) > 10 else ''}}} ({len(pairs)} non-zero)"))
+    cells = "".join(f"<tr><th style='text-align:left;vertical-align:top'>{k}</th><td>{v}</td></tr>" for k, v in rows)
+    return f"<table class='svc-table svckit-record-table'>{cells}</table>"
 
 
 @dataclass
@@ -219,15 +313,6 @@ def fit_projection(ids: Sequence[str], matrix: np.ndarray, metadata: pd.DataFram
     meta = metadata if metadata is not None else pd.DataFrame(index=range(len(ids_arr)))
     return ProjectionMap(ids_arr, coords, unit, meta.reset_index(drop=True), pca,
                          {i: k for k, i in enumerate(ids_arr)})
-
-
-def _corpus_metadata(items: Sequence[Any]) -> tuple[list[str], pd.DataFrame]:
-    ids, metas = [], []
-    for item in items:
-        ids.append(str(_field(item, "id", "id")))
-        meta = _field(item, "metadata", "metadata") or {}
-        metas.append({k: v for k, v in meta.items() if not isinstance(v, (dict, list))})
-    return ids, pd.DataFrame(metas)
 
 
 class LocalCorpus:
@@ -277,6 +362,13 @@ class VectorPlayground(W.VBox):
     filter_error_position = T.Int(-1)
     result_count = T.Int(0)
     status = T.Unicode("")
+    # the Browse tab
+    browse_namespace = T.Unicode("")
+    namespace_names = T.List(T.Unicode())
+    browse_count = T.Int(0)  # vectors listed so far in the Browse table
+    browse_cursor = T.Unicode("")  # where the next page starts ("" = nothing more)
+    map_count = T.Int(0)  # vectors on the Browse map
+    record_id = T.Unicode("")
 
     def __init__(self, clients: Mapping[str, Any] | None = None, *, corpus: LocalCorpus | None = None,
                  not_configured: Mapping[str, str] | None = None, query: str = "", index_kind: str = "hybrid",
@@ -291,6 +383,8 @@ class VectorPlayground(W.VBox):
         self.hits = hits_table([])
         self.by_mode: dict[str, pd.DataFrame] = {}
         self.batch_hits: list[pd.DataFrame] = []
+        self.browse_records = frames.records_frame([])
+        self.record: Any = None
         self._applied_filter = ""
 
         lay = W.Layout
@@ -322,12 +416,28 @@ class VectorPlayground(W.VBox):
         self.w_batch = W.Textarea(placeholder="one query per line", layout=lay(width="480px", height="90px"))
         self.w_batch_run = W.Button(description="Run batch", icon="list")
         self.batch_box = W.VBox([])
+        self.w_hit_pick = W.Dropdown(options=[], description="hit", layout=lay(width="300px"))
+        self.w_hit_fetch = W.Button(description="Full record", icon="file-text")
+        self.w_hit_record = W.HTML("")
+        self.w_browse_ns = W.Dropdown(options=[("(default)", "")], value="", description="namespace",
+                                      layout=lay(width="300px"))
+        self.w_browse_refresh = W.Button(description="Refresh", icon="refresh")
+        self.w_browse_info = W.HTML("")
+        self.w_browse_color = W.Dropdown(options=["none"], value="none", description="colour by")
+        self.browse_fig = go.FigureWidget()
+        self.w_browse_table = W.HTML("")
+        self.w_browse_next = W.Button(description="Next page", icon="arrow-right", disabled=True)
+        self.w_record_id = W.Text(description="id", placeholder="a vector id, then Enter", continuous_update=False,
+                                  layout=lay(width="300px"))
+        self.w_record_fetch = W.Button(description="Fetch record", icon="search")
+        self.w_record = W.HTML("")
 
         for w, name in ((self.w_query, "query_text"), (self.w_topk, "top_k"), (self.w_namespace, "namespace"),
                         (self.w_filter, "filter_text"), (self.w_inc_meta, "include_metadata"),
                         (self.w_inc_vec, "include_vectors"), (self.w_inc_data, "include_data"),
                         (self.w_kind, "index_kind"), (self.w_mode, "query_mode"), (self.w_fusion, "fusion"),
-                        (self.w_weight, "weighting"), (self.w_color, "color_by"), (self.w_batch, "batch_text")):
+                        (self.w_weight, "weighting"), (self.w_color, "color_by"), (self.w_batch, "batch_text"),
+                        (self.w_browse_ns, "browse_namespace"), (self.w_record_id, "record_id")):
             T.link((w, "value"), (self, name))
         self.observe(self._on_filter, names="filter_text")
         self.observe(self._on_kind, names="index_kind")
@@ -337,6 +447,14 @@ class VectorPlayground(W.VBox):
         self.observe(self._on_color, names="color_by")
         self.w_search.on_click(lambda _b: self.query())
         self.w_batch_run.on_click(lambda _b: self.batch())
+        self.observe(self._on_browse_namespace, names="browse_namespace")
+        self.w_browse_color.observe(lambda _c: self._draw_browse_map(), names="value")
+        self.w_browse_refresh.on_click(lambda _b: self.browse())
+        self.w_browse_next.on_click(lambda _b: self.next_page())
+        self.w_record_fetch.on_click(lambda _b: self.inspect(self.record_id, self.browse_namespace))
+        self.observe(lambda _c: self.record_id and self.inspect(self.record_id, self.browse_namespace),
+                     names="record_id")
+        self.w_hit_fetch.on_click(lambda _b: self.w_hit_pick.value and self.inspect(self.w_hit_pick.value))
 
         controls = W.VBox([
             W.HBox([self.w_query, self.w_search]),
@@ -346,12 +464,16 @@ class VectorPlayground(W.VBox):
             W.HBox([W.Label("include:"), self.w_inc_meta, self.w_inc_vec, self.w_inc_data]),
         ])
         self.tabs = W.Tab(children=[
-            W.VBox([self.score_fig, self.w_table]),
+            W.VBox([self.score_fig, self.w_table, W.HBox([self.w_hit_pick, self.w_hit_fetch]), self.w_hit_record]),
             W.VBox([self.rank_fig, self.compare_tables]),
             W.VBox([self.w_color, self.projection_fig]),
             W.VBox([self.w_batch, self.w_batch_run, self.batch_box]),
+            W.VBox([W.HBox([self.w_browse_ns, self.w_browse_refresh, self.w_browse_color]), self.w_browse_info,
+                    W.HBox([self.browse_fig, W.VBox([self.w_browse_table, self.w_browse_next],
+                                                    layout=lay(width="700px", overflow="auto"))]),
+                    W.HBox([self.w_record_id, self.w_record_fetch]), self.w_record]),
         ])
-        for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch")):
+        for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch", "Browse")):
             self.tabs.set_title(i, title)
         self.tabs.observe(self._on_tab, names="selected_index")
         super().__init__([style_widget(), W.HTML("<h3 style='margin:4px 0'>Vector query playground</h3>"),
@@ -362,7 +484,12 @@ class VectorPlayground(W.VBox):
         for w, css in ((self.w_query, "svckit-query"), (self.w_filter, "svckit-filter"),
                        (self.w_status, "svckit-status"), (self.w_banner, "svckit-banner-box"),
                        (self.score_fig, "svckit-score-chart"), (self.rank_fig, "svckit-rank-chart"),
-                       (self.projection_fig, "svckit-projection-chart"), (self.w_table, "svckit-hits-table")):
+                       (self.projection_fig, "svckit-projection-chart"), (self.w_table, "svckit-hits-table"),
+                       (self.w_browse_ns, "svckit-browse-namespace"), (self.w_browse_info, "svckit-browse-info"),
+                       (self.browse_fig, "svckit-browse-map"), (self.w_browse_table, "svckit-browse-table"),
+                       (self.w_browse_next, "svckit-browse-next"), (self.w_record_id, "svckit-record-id"),
+                       (self.w_record, "svckit-record"), (self.w_hit_pick, "svckit-hit-pick"),
+                       (self.w_hit_record, "svckit-hit-record")):
             w.add_class(css)
         self._suspend = True
         self.index_kind = index_kind
@@ -433,6 +560,7 @@ class VectorPlayground(W.VBox):
                        f"({'service' if self.backend == 'remote' else 'local index'})")
         self._show_status()
         self.w_table.value = hits_html(self.hits)
+        self.w_hit_pick.options = list(self.hits["id"])
         title = f"Scores for “{self.query_text[:60]}” ({self.index_kind})"
         self._replace(self.score_fig, _plots.score_figure(self.hits, title=title))
         self.compare()
@@ -462,45 +590,38 @@ class VectorPlayground(W.VBox):
         return self.by_mode
 
     def projection_map(self) -> ProjectionMap:
-        """The cached PCA map for the selected kind and namespace (fitted on first use).
+        """The cached PCA map for the selected kind and the query's namespace (fitted on first use).
 
-        A sparse index has no dense vectors, so its map is the dense (or hybrid) one of the same
-        corpus; its hits are found on the map by id."""
+        A sparse index has no dense vectors, so its map is the hybrid one of the same namespace; its
+        hits are found on the map by id."""
         map_kind = "hybrid" if self.index_kind == "sparse" else self.index_kind
-        key = (map_kind, self.namespace.strip())
-        if key not in self._projections:
-            ids, matrix, meta, source = self._map_vectors(map_kind, key[1])
-            pm = fit_projection(ids, matrix, meta)
-            pm.source = source
-            self._projections[key] = pm
-        pm = self._projections[key]
+        pm = self._projection(map_kind, self.namespace.strip())
         fields = [c for c in pm.metadata.columns if pm.metadata[c].notna().any()]
         if list(self.w_color.options) != ["score", *fields]:
             self.w_color.options = ["score", *fields]
         return pm
 
+    def _projection(self, kind: str, namespace: str) -> ProjectionMap:
+        key = (kind, namespace)
+        if key not in self._projections:
+            ids, matrix, meta, source = self._map_vectors(kind, namespace)
+            pm = fit_projection(ids, matrix, meta)
+            pm.source = source
+            self._projections[key] = pm
+        return self._projections[key]
+
     def _map_vectors(self, kind: str, namespace: str) -> tuple[list[str], np.ndarray, pd.DataFrame, str]:
-        """The vectors to project: fetched from the service (``fetch`` with vectors) when the kind is
-        remote and holds the corpus, else the local index's dense matrix."""
-        meta_ids, meta = _corpus_metadata(self.corpus.items)
+        """The vectors to project: a sample (:func:`sample_records`) of what the namespace holds, from
+        the service when the kind is remote, else from the local index."""
         backend = self._backend(kind)
-        if isinstance(backend, RemoteBackend):
-            ids, vectors, metas = [], [], []
-            for i in range(0, len(meta_ids), 500):
-                chunk = meta_ids[i:i + 500]
-                records = backend.client.fetch(chunk, namespace=namespace, include_vectors=True,
-                                               include_metadata=True, include_data=False)
-                for rec in records:
-                    if rec is not None and rec.vector:
-                        ids.append(rec.id)
-                        vectors.append(rec.vector)
-                        metas.append({k: v for k, v in (rec.metadata or {}).items()
-                                      if not isinstance(v, (dict, list))})
-            if len(ids) >= 2:
-                return ids, np.asarray(vectors, dtype=np.float32), pd.DataFrame(metas), "service"
-        ids, matrix = self.corpus.index(kind).dense_matrix(namespace=namespace)
-        frame = meta.set_axis(meta_ids).reindex([str(i) for i in ids]) if len(meta_ids) else None
-        return list(ids), matrix, frame, "local index"
+        records, listed = sample_records(backend, namespace)
+        records = [r for r in records if _field(r, "vector", "vector")]
+        ids = [str(_field(r, "id", "id")) for r in records]
+        matrix = np.asarray([_field(r, "vector", "vector") for r in records], dtype=np.float32).reshape(len(ids), -1)
+        source = "service" if isinstance(backend, RemoteBackend) else "local index"
+        if listed > len(records):
+            source += f", {len(records):,} sampled of {listed:,}{'+' if listed >= SCAN_CAP else ''}"
+        return ids, matrix, pd.DataFrame([_flat_metadata(r) for r in records]), source
 
     def project(self) -> go.Figure | None:
         """Draw the map with the query (star) and its hits (ringed, numbered by rank)."""
@@ -527,7 +648,7 @@ class VectorPlayground(W.VBox):
                 hit_rows.append(row.Index)
                 hit_xy.append(pm.transform(row.vector)[0])
         fig = _plots.projection_figure(
-            pm.coords, ids=pm.ids, color=color, color_label=label, hits=self.hits.loc[hit_rows],
+            pm.coords, ids=list(pm.ids), color=color, color_label=label, hits=self.hits.loc[hit_rows],
             hit_coords=np.asarray(hit_xy).reshape(-1, 2), query_coords=pm.transform(qunit),
             title=f"{self.index_kind} index: PCA of {len(pm.ids):,} vectors ({pm.source})")
         self._replace(self.projection_fig, fig)
@@ -561,6 +682,105 @@ class VectorPlayground(W.VBox):
             figs.append(fw)
         self.batch_box.children = figs
         return self.batch_hits
+
+    # -- browsing ---------------------------------------------------------------------------------------
+    def list_namespaces(self) -> list[str]:
+        """The selected index's namespaces (the default one is ""), also offered in the Browse tab."""
+        names = list(self._backend(self.index_kind).namespaces())
+        self.namespace_names = names
+        suspended, self._suspend = self._suspend, True
+        self.w_browse_ns.options = [(n or "(default)", n) for n in names]
+        if self.browse_namespace not in names:
+            self.browse_namespace = names[0] if names else ""
+        self._suspend = suspended
+        return names
+
+    def browse(self, namespace: str | None = None) -> pd.DataFrame:
+        """Show the selected index as it is: its namespaces with their counts, the first page of a
+        namespace (``range``) and its map. Returns the page as :func:`svckit.frames.records_frame`."""
+        try:
+            names = self.list_namespaces()
+            if namespace is not None:
+                if namespace not in names:
+                    raise LookupError(f"the {self.index_kind} index has no namespace {namespace!r}")
+                suspended, self._suspend = self._suspend, True
+                self.browse_namespace = namespace
+                self._suspend = suspended
+            counts = frames.namespaces_frame(self._backend(self.index_kind).info())
+            counts["namespace"] = counts["namespace"].replace("", "(default)")
+            where = "service" if isinstance(self._backend(self.index_kind), RemoteBackend) else "local index"
+            self.w_browse_info.value = (f"<div><b>{self.index_kind}</b> index ({where}): "
+                                        f"{int(counts['vector_count'].sum()):,} vectors in {len(counts)} "
+                                        f"namespace(s)</div>{frame_html(counts)}")
+            self.browse_count, self.browse_cursor = 0, ""
+            page = self._load_page("")
+            self.map_index()
+        except (SvcError, ValueError, LookupError) as exc:
+            self.w_browse_info.value = f"<span style='color:#d62728'>browse failed: {html.escape(str(exc))}</span>"
+            return frames.records_frame([])
+        return page
+
+    def next_page(self) -> pd.DataFrame:
+        """The next page of the namespace (after the rows shown); empty once the end was reached."""
+        return self._load_page(self.browse_cursor) if self.browse_cursor else frames.records_frame([])
+
+    def _load_page(self, cursor: str) -> pd.DataFrame:
+        records, self.browse_cursor = self._backend(self.index_kind).page(self.browse_namespace, cursor, BROWSE_PAGE)
+        first = self.browse_count + 1
+        self.browse_count += len(records)
+        self.browse_records = frames.records_frame(records)
+        show = self.browse_records.drop(columns=["vector", "sparse_indices", "sparse_values"])
+        show.columns = [c.removeprefix("metadata.") for c in show.columns]
+        show["data"] = show["data"].fillna("").map(lambda t: t if len(t) <= 80 else t[:80] + "…")
+        more = "more: Next page" if self.browse_cursor else "the end of the namespace"
+        self.w_browse_table.value = (f"<div class='svc-muted'>vectors {first:,}–{self.browse_count:,} in id order"
+                                     f" ({more})</div>{frame_html(show)}" if records else "<i>empty namespace</i>")
+        self.w_browse_next.disabled = not self.browse_cursor
+        return self.browse_records
+
+    def map_index(self) -> go.Figure | None:
+        """The map of the browsed namespace: a PCA of (a sample of) its dense vectors, coloured by a
+        metadata field. None for a sparse index (no dense vectors)."""
+        if self.index_kind == "sparse":
+            self.map_count = 0
+            self._replace(self.browse_fig, _plots._empty("Map", "a sparse index has no dense vectors to map"))
+            return None
+        pm = self._projection(self.index_kind, self.browse_namespace)
+        fields = [c for c in pm.metadata.columns if pm.metadata[c].notna().any()]
+        suspended, self._suspend = self._suspend, True
+        self.w_browse_color.options = ["none", *fields]
+        if self.w_browse_color.value == "none" and fields:
+            self.w_browse_color.value = fields[0]
+        self._suspend = suspended
+        self.map_count = len(pm.ids)
+        return self._draw_browse_map()
+
+    def _draw_browse_map(self) -> go.Figure | None:
+        if self._suspend or self.index_kind == "sparse":
+            return None
+        pm = self._projection(self.index_kind, self.browse_namespace)
+        field_name = self.w_browse_color.value
+        color = pm.metadata[field_name] if field_name in pm.metadata.columns else None
+        ns = self.browse_namespace or "(default)"
+        fig = _plots.projection_figure(pm.coords, ids=list(pm.ids), color=color, color_label=field_name,
+                                       title=f"{self.index_kind} index, namespace {ns}: PCA of {len(pm.ids):,} "
+                                             f"vectors ({pm.source})")
+        fig.update_layout(width=720)
+        self._replace(self.browse_fig, fig)
+        return fig
+
+    def inspect(self, vector_id: str, namespace: str | None = None) -> Any:
+        """Fetch one vector in full (data, metadata, dense and sparse values) and show it; a hit of
+        the Results tab is looked up in the query's namespace. Returns the record (None if missing)."""
+        ns = self.namespace.strip() if namespace is None else namespace
+        try:
+            self.record = self._backend(self.index_kind).fetch([vector_id], ns)[0]
+            shown = record_html(self.record, ns)
+        except (SvcError, ValueError) as exc:
+            self.record = None
+            shown = f"<span style='color:#d62728'>fetch failed: {html.escape(str(exc))}</span>"
+        self.w_record.value = self.w_hit_record.value = shown
+        return self.record
 
     # -- internals ------------------------------------------------------------------------------------
     def _backend(self, kind: str) -> Any:
@@ -649,8 +869,16 @@ class VectorPlayground(W.VBox):
     def _on_tab(self, change: dict) -> None:
         if change["new"] == PROJECTION_TAB and self.query_text.strip() and len(self.hits):
             self.project()
+        if change["new"] == BROWSE_TAB and not self.namespace_names:
+            self.browse()
 
     def _on_color(self, _change: dict) -> None:
         if not self._suspend and self.query_text.strip() and len(self.hits):
             self.project()
+
+    def _on_browse_namespace(self, _change: dict) -> None:
+        if not self._suspend:
+            self.browse_count, self.browse_cursor = 0, ""
+            self._load_page("")
+            self.map_index()
 

@@ -157,3 +157,57 @@ def test_batch_mode_draws_one_chart_per_query(playground):
     titles = [fw.layout.title.text for fw in playground.batch_box.children]
     assert titles == ["“cats”", "“bond yields”", "“beef stew”"]
     assert [df.iloc[0]["id"] for df in playground.batch_hits] == ["doc-0", "doc-5", "doc-8"]
+
+
+# -- browsing an index ---------------------------------------------------------------------------
+
+
+def test_browse_tab_lists_namespaces_pages_maps_and_fetches_a_record(playground, local_corpus):
+    playground.tabs.selected_index = 4  # opening the tab browses the selected (local) index
+    assert playground.namespace_names == [""]
+    n = len(local_corpus.items)
+    assert playground.browse_count == min(n, 25) and playground.map_count == n
+    assert f"{n:,} vectors in 1 namespace" in playground.w_browse_info.value
+    assert list(playground.browse_records["id"]) == sorted(str(i["id"]) for i in local_corpus.items)[:25]
+    assert playground.browse_fig.layout.title.text.startswith("hybrid index, namespace (default): PCA of")
+    assert {t.name for t in playground.browse_fig.data} >= {"pets", "finance", "food"}  # coloured by genre
+    playground.w_record_id.value = "doc-7"
+    assert playground.record["id"] == "doc-7" and "sourdough" in playground.w_record.value
+    assert "384 dims" in playground.w_record.value and "sparse vector" in playground.w_record.value
+    playground.w_record_id.value = "no-such-id"
+    assert playground.record is None and "no such id" in playground.w_record.value
+
+
+def test_a_hit_of_the_results_tab_opens_in_full(playground):
+    playground.query("sourdough bread")
+    assert playground.w_hit_pick.options[0] == "doc-7"
+    playground.w_hit_pick.value = "doc-7"
+    playground.w_hit_fetch.click()
+    assert "sourdough" in playground.w_hit_record.value and playground.record["id"] == "doc-7"
+
+
+def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(sandbox, monkeypatch):
+    from upstash_vector import Index
+
+    from svckit.widgets import vector_playground as vp
+
+    ix = Index(sandbox.env["SVC_VECTOR_URL"], sandbox.env["SVC_VECTOR_TOKEN"], retries=0)
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(3, 384))
+    ix.upsert([(f"sdk-{k:03d}", centres[k % 3] + 0.1 * rng.normal(size=384), {"cluster": f"c{k % 3}"})
+               for k in range(60)], namespace="sdk-only")
+    monkeypatch.setattr(vp, "MAP_CAP", 20)  # a "large" namespace: the map is a sample of it
+    w = VectorPlayground.from_settings(sandbox.settings, index_kind="dense", autorun=False)
+    page = w.browse("sdk-only")
+    assert "sdk-only" in w.namespace_names and "" in w.namespace_names
+    assert list(page["id"]) == [f"sdk-{k:03d}" for k in range(25)] and w.browse_cursor == "sdk-025"
+    assert "60" in w.w_browse_info.value and "sdk-only" in w.w_browse_info.value
+    w.w_browse_next.click()  # 26-50
+    w.next_page()  # 51-60
+    assert w.browse_count == 60 and w.browse_cursor == "" and w.w_browse_next.disabled
+    assert w.map_count == 20 and "service, 20 sampled of 60" in w.browse_fig.layout.title.text
+    assert {t.name for t in w.browse_fig.data} == {"c0", "c1", "c2"}
+    record = w.inspect("sdk-042", "sdk-only")
+    assert record.metadata == {"cluster": "c0"} and len(record.vector) == 384
+    assert w.browse("nope").empty  # an unknown namespace is reported in the widget, not raised
+    assert "no namespace" in w.w_browse_info.value and "nope" in w.w_browse_info.value
