@@ -2,7 +2,8 @@
 
     from svckit.widgets import KVExplorer, AccountDashboard
     KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub
-    AccountDashboard(c.account)      # queue account limits, plan comparison, rotate / upgrade
+    AccountDashboard(c.account)      # queue account limits, rotate / upgrade
+    AccountDashboard(c.account, presets=svckit.sandbox.plans.PLAN_PRESETS)  # ... compared with a plan
 
 Widgets are imported lazily so ``import svckit.widgets`` stays cheap (plotly is loaded only by the
 widgets that draw charts). Shared pieces (tables, badges, ConfirmBar, StreamPump) are in
