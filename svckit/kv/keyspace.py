@@ -61,11 +61,12 @@ class KeyScan:
     calls: int = 0
     scanned: int = 0
     complete: bool = False
-    _seen: set[Any] = field(default_factory=set, repr=False)
+    _seen: set[Any] = field(default_factory=set, repr=False, init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise InvalidArgument("count", f"KeyScan needs a COUNT >= 1, got {self.count!r}")
+        self._seen = set(self.keys)
 
     def next_call(self, count: int | None = None) -> dict[str, Any]:
         """Keyword arguments of the next ``scan()`` call."""

@@ -308,7 +308,7 @@ class KVExplorer(W.VBox):
     def _scan_steps(self, want: int, max_steps: int, count: int | None = None) -> None:
         scan = self._scan
         try:
-            scan_keys(self.kv, scan, count=count, limit=want, max_calls=max_steps)
+            scan_keys(self.kv, scan, count=count or self.count, limit=want, max_calls=max_steps)
         except SvcError as exc:
             hint = " SCAN is refused for Read Only tokens: type an exact key name instead." if self.readonly else ""
             self._say(f"SCAN failed: {_err(exc)}.{hint}", "error")
