@@ -254,7 +254,8 @@ def machine() -> str:
             f"{platform.release()}, load average {os.getloadavg()[0]:.1f}")
 
 
-def run(seconds: float, client_counts: list[int], seed: int, summary: list[dict[str, Any]] | None = None) -> int:
+def run(seconds: float, client_counts: list[int], seed: int, summary: list[dict[str, Any]] | None = None,
+        kinds: tuple[str, ...] = KINDS) -> int:
     """Print the table; ``summary`` (when given) gets one dict per (clients, kind) row."""
     failures = 0
     summary = [] if summary is None else summary
@@ -267,7 +268,7 @@ def run(seconds: float, client_counts: list[int], seed: int, summary: list[dict[
               "| svckit / redis-py |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for n in client_counts:
-            ours, elapsed = asyncio.run(drive(lambda: SvckitOps(env), n, seconds, seed, f"s{n}c"))
+            ours, elapsed = asyncio.run(drive(lambda: SvckitOps(env), n, seconds, seed, f"s{n}c", kinds=kinds))
             checked, bad, counters_bad = verify(redis_url, ours)
             peer, peer_elapsed = asyncio.run(drive(lambda: RedisPyOps(redis_url), n, seconds, seed, f"r{n}c",
                                                    kinds=KINDS[:4]))
@@ -319,6 +320,8 @@ def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
     for j, row in enumerate(runs["after"][0]):
         before = [r[j] for r in runs["before"]]
         after = [r[j] for r in runs["after"]]
+        if not all(b["rate"] for b in before):
+            continue  # a kind left out of the mix
         ratio = statistics.median(a["rate"] / b["rate"] for a, b in zip(after, before))
         lat = (lambda rs: f"{rs[0]['p50']:.1f} / {rs[0]['p99']:.1f}" if row["kind"] != "all" else "")
         errors = (sum(r["errors"] for r in before), sum(r["errors"] for r in after))
@@ -341,15 +344,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run (default 20)")
     parser.add_argument("--clients", type=int, nargs="+", default=[16, 64], help="concurrent clients (default 16 64)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--kv-only", action="store_true",
+                        help="leave the text queries out of svckit's mix (their embedding is most of the sandbox's CPU)")
     parser.add_argument("--json", help="also write the per-kind summary to this file")
     parser.add_argument("--before", help="another checkout to compare with, side by side (see above)")
     parser.add_argument("--repeat", type=int, default=1, help="with --before: runs per side")
     args = parser.parse_args()
     if args.before:
         raise SystemExit(compare(args.before, args.repeat, ["--seconds", str(args.seconds), "--seed", str(args.seed),
+                                                            *(["--kv-only"] if args.kv_only else []),
                                                             "--clients", *map(str, args.clients)]))
     summary: list[dict[str, Any]] = []
-    status = run(args.seconds, args.clients, args.seed, summary)
+    status = run(args.seconds, args.clients, args.seed, summary, KINDS[:4] if args.kv_only else KINDS)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(summary, fh)
