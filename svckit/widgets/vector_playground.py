@@ -470,7 +470,9 @@ class VectorPlayground(W.VBox):
             W.VBox([self.w_batch, self.w_batch_run, self.batch_box]),
             W.VBox([W.HBox([self.w_browse_ns, self.w_browse_refresh, self.w_browse_color]), self.w_browse_info,
                     W.HBox([self.browse_fig, W.VBox([self.w_browse_table, self.w_browse_next],
-                                                    layout=lay(width="700px", overflow="auto"))]),
+                                                    layout=lay(flex="1 1 auto", min_width="0", overflow="auto",
+                                                              margin="0 0 0 16px"))],
+                           layout=lay(width="100%")),
                     W.HBox([self.w_record_id, self.w_record_fetch]), self.w_record]),
         ])
         for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch", "Browse")):
@@ -765,7 +767,7 @@ class VectorPlayground(W.VBox):
         fig = _plots.projection_figure(pm.coords, ids=list(pm.ids), color=color, color_label=field_name,
                                        title=f"{self.index_kind} index, namespace {ns}: PCA of {len(pm.ids):,} "
                                              f"vectors ({pm.source})")
-        fig.update_layout(width=720)
+        fig.update_layout(width=560, height=460)
         self._replace(self.browse_fig, fig)
         return fig
 
