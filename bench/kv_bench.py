@@ -46,9 +46,9 @@ import httpx
 import redis
 import upstash_redis
 import upstash_redis.asyncio
+from _child import C_SERVER_MODULES, code_env, sandbox_process
 
 from svckit.kv import KV, AsyncKV
-from _child import C_SERVER_MODULES, code_env, sandbox_process
 
 VALUE = "v" * 64
 

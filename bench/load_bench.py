@@ -50,9 +50,9 @@ from typing import Any
 import httpx
 import redis
 import redis.asyncio
+from _child import C_SERVER_MODULES, code_env, sandbox_process
 
 from svckit.kv import AsyncKV
-from _child import C_SERVER_MODULES, code_env, sandbox_process
 from svckit.vector import AsyncVector
 
 KINDS = ("read", "write", "pipeline", "transaction", "query")
@@ -323,7 +323,9 @@ def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
         if not all(b["rate"] for b in before):
             continue  # a kind left out of the mix
         ratio = statistics.median(a["rate"] / b["rate"] for a, b in zip(after, before))
-        lat = (lambda rs: f"{rs[0]['p50']:.1f} / {rs[0]['p99']:.1f}" if row["kind"] != "all" else "")
+        def lat(rs: list[dict[str, Any]]) -> str:
+            return "" if rs[0]["kind"] == "all" else f"{rs[0]['p50']:.1f} / {rs[0]['p99']:.1f}"
+
         errors = (sum(r["errors"] for r in before), sum(r["errors"] for r in after))
         print(f"| {row['clients']} | {row['kind']} | {max(r['rate'] for r in before):,.0f} | "
               f"{max(r['rate'] for r in after):,.0f} | {ratio:.2f}× | {lat(before)} | {lat(after)} | "

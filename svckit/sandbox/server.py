@@ -12,7 +12,6 @@ import importlib
 import re
 import shutil
 import socket
-import sys
 import tempfile
 import threading
 import weakref
@@ -100,20 +99,16 @@ def _importable(name: str) -> bool:
 
 def server_stack() -> tuple[str, str]:
     """(HTTP parser, event loop) for uvicorn: the C ones, httptools and uvloop, where they import
-    (about twice the requests per CPU second of h11 on asyncio), else h11 and asyncio. uvloop needs
-    asyncio.Runner's loop factory, so Python 3.11+."""
+    (about twice the requests per CPU second of h11 on asyncio), else h11 and asyncio."""
     http = "httptools" if _importable("httptools") else "h11"
-    loop = "uvloop" if sys.version_info >= (3, 11) and _importable("uvloop") else "asyncio"
+    loop = "uvloop" if _importable("uvloop") else "asyncio"
     return http, loop
 
 
 def run_on_loop(main: Coroutine[Any, Any, None], config: uvicorn.Config) -> None:
     """Run ``main`` to completion on a new event loop of the kind ``config.loop`` names."""
-    if sys.version_info >= (3, 11):
-        with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
-            runner.run(main)
-    else:  # server_stack() chose asyncio
-        asyncio.run(main)
+    with asyncio.Runner(loop_factory=config.get_loop_factory()) as runner:
+        runner.run(main)
 
 
 class _Server(uvicorn.Server):

@@ -51,8 +51,6 @@ def run_without(modules: str, backend: str) -> tuple[dict, str]:
 def test_sandbox_serves_without_the_c_parser_or_loop_and_says_what_runs(backend, missing, http, loop):
     if loop == "uvloop":
         pytest.importorskip("uvloop")
-        if sys.version_info < (3, 11):
-            loop = "asyncio"  # uvloop needs asyncio.Runner's loop factory
     if http == "httptools":
         pytest.importorskip("httptools")
     report, log = run_without(missing, backend)
@@ -65,8 +63,6 @@ def test_sandbox_serves_without_the_c_parser_or_loop_and_says_what_runs(backend,
 def test_sandbox_runs_httptools_on_uvloop_where_they_import(backend):
     pytest.importorskip("httptools")
     pytest.importorskip("uvloop")
-    if sys.version_info < (3, 11):
-        pytest.skip("uvloop is used from Python 3.11 (asyncio.Runner's loop factory)")
     report, log = run_without("", backend)
     assert report["stack"] == {"http": "httptools", "loop": "uvloop"}
     assert report["read"] == {"result": "served"}
