@@ -10,7 +10,7 @@ import pytest
 
 from svckit.vector.local import InvalidRequest, LocalIndex
 from svckit.vector.local.index import merge_patch
-from svckit.vector.local.request import NotFound
+from svckit.vector.local.request import UnknownName
 
 DIM = 8
 
@@ -37,7 +37,7 @@ def test_resumable_query_expires_after_max_idle_seconds_without_use():
     now[0] += 60
     assert len(idx.resumable_next({"uuid": started["uuid"], "additionalK": 1})) == 1
     now[0] += 61
-    with pytest.raises(NotFound, match="expired"):
+    with pytest.raises(UnknownName, match="expired"):
         idx.resumable_next({"uuid": started["uuid"], "additionalK": 1})
 
 

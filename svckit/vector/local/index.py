@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from svckit.errors import EmbeddingModelMissing
 from svckit.vector.local import fusion, metrics, sparse
 from svckit.vector.local.ann import ANN_THRESHOLD, DenseStore
 from svckit.vector.local.embedding import DenseEmbedder, get_embedder, packaged_model_path
@@ -27,9 +28,9 @@ from svckit.vector.local.filter import parse_filter
 from svckit.vector.local.request import (
     Includes,
     InvalidRequest,
-    NotFound,
     QueryRequest,
     SparsePair,
+    UnknownName,
     parse_ids,
     parse_query,
     parse_range,
@@ -45,9 +46,6 @@ from svckit.vector.local.store import IndexStore
 KINDS = ("dense", "sparse", "hybrid")
 SPARSE_MODEL = "BM25"
 COMPACT_DEAD_FRACTION = 0.25
-
-
-from svckit.errors import EmbeddingModelMissing
 
 
 @dataclass
@@ -390,7 +388,7 @@ class LocalIndex:
             raise InvalidRequest("the default namespace cannot be deleted (reset empties it)")
         with self._lock:
             if namespace not in self._namespaces:
-                raise NotFound(f"namespace {namespace!r} does not exist")
+                raise UnknownName(f"namespace {namespace!r} does not exist")
             self.reset(namespace)
 
     def _maybe_compact(self, ns: Namespace) -> None:
@@ -587,7 +585,7 @@ class LocalIndex:
         self._expire()
         found = self._resumable.get(uid)
         if found is None:
-            raise NotFound(f"resumable query {uid!r} not found: it was stopped, or it expired after its "
+            raise UnknownName(f"resumable query {uid!r} not found: it was stopped, or it expired after its "
                            "maxIdle seconds without use")
         found.last_used = self.clock()
         return found

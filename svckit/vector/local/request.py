@@ -9,16 +9,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from svckit.errors import InvalidRequest
 from svckit.vector.models import FusionAlgorithm, MetadataUpdateMode, QueryMode, WeightingStrategy
 
 DEFAULT_TOP_K = 10
 DEFAULT_MAX_IDLE = 3600  # seconds a resumable query lives without being used (the SDK's default)
 
 
-from svckit.errors import InvalidRequest
-
-
-class NotFound(InvalidRequest):
+class UnknownName(InvalidRequest):
     """The request names something that does not exist (a namespace, a resumable query): HTTP 404."""
 
     status = 404
