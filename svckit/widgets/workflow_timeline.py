@@ -176,7 +176,7 @@ class WorkflowTimeline(W.VBox):
         self.w_dlq_load = W.Button(description="Load DLQ", icon="inbox")
         self.w_dlq = W.SelectMultiple(options=[], rows=6, description="DLQ", layout=W.Layout(width="720px"))
         self.w_dlq_buttons = {
-            action: W.Button(description=f"{action.capitalize()}…", disabled=True,
+            action: W.Button(description=f"{action.capitalize()} selected…", disabled=True,
                              button_style="danger" if action == "delete" else "",
                              tooltip=f"{action} the ticked DLQ entries")
             for action in DLQ_ACTIONS}
@@ -230,7 +230,7 @@ class WorkflowTimeline(W.VBox):
                        (self.detail, "svckit-run-detail"), (self.w_resume_msg, "svckit-resume-msg"),
                        (self.confirm_box, "svckit-resume-confirm"), (self.w_dlq, "svckit-dlq-list"),
                        (self.dlq_confirm_box, "svckit-dlq-confirm"), (self.w_dlq_msg, "svckit-dlq-msg"),
-                       (self.cancel_run_box, "svckit-cancel-confirm")):
+                       (self.cancel_run_box, "svckit-cancel-confirm"), (self.w_resume, "svckit-run-resume")):
             w.add_class(css)
         if autoload:
             self.refresh()

@@ -122,13 +122,12 @@ def test_workflow_timeline_notebook(browser, lab, screenshots):  # noqa: F811
     pick = tl.locator(".svckit-run-pick select")
     failed = [o for o in pick.locator("option").all_inner_texts() if "RUN_FAILED" in o]
     assert failed, "the demo data has failed runs"
-    resume = tl.get_by_role("button", name="Resume…")
+    resume = tl.locator("button.svckit-run-resume")  # the run's own; the DLQ panel has "Resume selected…"
     for label in failed:  # a failed run the notebook already resumed has no DLQ entry: Resume stays off
         pick.select_option(label=label)
         try:
-            page.wait_for_function("() => { const b = [...document.querySelectorAll('.svckit-workflow-timeline"
-                                   " button')].find(b => b.textContent.includes('Resume')); return b && !b.disabled; }",
-                                   timeout=10_000)
+            page.wait_for_function("() => { const b = document.querySelector('.svckit-workflow-timeline"
+                                   " button.svckit-run-resume'); return b && !b.disabled; }", timeout=10_000)
             break
         except Exception:  # noqa: BLE001, S112 - not resumable: try the next failed run
             continue
