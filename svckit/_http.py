@@ -25,14 +25,22 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from svckit._version import __version__
-from svckit.errors import RequestTimeout, StreamClosed, StreamRefused, TransportError, mask
+from svckit.errors import (
+    ProtocolError,
+    RequestTimeout,
+    StreamClosed,
+    StreamRefused,
+    TransportError,
+    error_for_status,
+    mask,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -152,6 +160,98 @@ def redact(text: str, secrets: tuple[str, ...]) -> str:
         if secret:
             text = text.replace(secret, mask(secret))
     return text
+
+
+def decode_json_reply(response: httpx.Response, what: str, redact: Callable[[str], str] = str) -> Any:
+    """The JSON body of a 2xx reply, or the matching APIError for an error status: the one envelope
+    decoder of the JSON interfaces (areas C and D; the vector client should move onto it too).
+
+    Error bodies are ``{"error": "..."}`` (docs/errors.md); anything else is shown as text, redacted,
+    so a misbehaving proxy cannot leak a secret into a traceback.
+    """
+    try:
+        body = response.json() if response.content else None
+    except ValueError:
+        body = None
+        if response.status_code < 400:
+            raise ProtocolError(f"{what}: reply is not JSON: {redact(response.text[:200])!r}") from None
+    if response.status_code >= 400:
+        message = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(message, str):
+            message = redact(response.text[:200]) or response.reason_phrase
+        raise error_for_status(response.status_code, redact(message), body, what=what)
+    return body
+
+
+#: How a paginator reads a page: an attribute name, or a function of the page.
+PagePart = str | Callable[[Any], Any]
+
+
+def _part(spec: PagePart) -> Callable[[Any], Any]:
+    if callable(spec):
+        return spec
+    return lambda page: getattr(page, spec)
+
+
+class _Pages:
+    """What :func:`paginate` and :func:`apaginate` share: reading a page and the optional tqdm bar."""
+
+    def __init__(self, items: PagePart, cursor: PagePart, progress: bool, desc: str | None) -> None:
+        self.items = _part(items)
+        self.cursor = _part(cursor)
+        desc = desc or (items if isinstance(items, str) else "items")
+        self.bar = _progress_bar(desc) if progress else None
+
+    def take(self, page: Any) -> tuple[Sequence[Any], Any]:
+        """The page's items and the next cursor (falsy: this was the last page)."""
+        batch = self.items(page)
+        if self.bar is not None:
+            self.bar.update(len(batch))
+        return batch, self.cursor(page)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _progress_bar(desc: str) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(desc=desc, unit=f" {desc}")
+
+
+def paginate(fetch: Callable[[Any], Any], items: PagePart, *, cursor: PagePart = "cursor", start: Any = None,
+             progress: bool = False, desc: str | None = None) -> Iterator[Any]:
+    """Every item of every page, following cursors: ``fetch(cursor)`` returns a page (first with
+    ``start``); ``items`` and ``cursor`` say where its items and the next cursor are (an attribute
+    name or a function of the page). Ends after the page whose next cursor is falsy (None, "" or the
+    0 of SCAN). A tqdm bar counts the items when ``progress``."""
+    pages = _Pages(items, cursor, progress, desc)
+    at = start
+    try:
+        while True:
+            batch, at = pages.take(fetch(at))
+            yield from batch
+            if not at:
+                return
+    finally:
+        pages.close()
+
+
+async def apaginate(fetch: Callable[[Any], Awaitable[Any]], items: PagePart, *, cursor: PagePart = "cursor",
+                    start: Any = None, progress: bool = False, desc: str | None = None) -> AsyncIterator[Any]:
+    """The asyncio twin of :func:`paginate` (``fetch`` returns an awaitable page)."""
+    pages = _Pages(items, cursor, progress, desc)
+    at = start
+    try:
+        while True:
+            batch, at = pages.take(await fetch(at))
+            for item in batch:
+                yield item
+            if not at:
+                return
+    finally:
+        pages.close()
 
 
 def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> TransportError:

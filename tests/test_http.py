@@ -5,8 +5,17 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from svckit._http import ApiRequest, BasicAuth, BearerAuth, RetryPolicy, SyncTransport
-from svckit.errors import TransportError, mask
+from svckit._http import (
+    ApiRequest,
+    BasicAuth,
+    BearerAuth,
+    RetryPolicy,
+    SyncTransport,
+    apaginate,
+    decode_json_reply,
+    paginate,
+)
+from svckit.errors import NotFound, ProtocolError, ServerError, TransportError, mask
 
 TOKEN = "tok_0123456789abcdefSECRET"
 
@@ -79,3 +88,83 @@ def test_default_timeout_is_set():
 def test_mask_shows_at_most_last_four():
     assert mask(TOKEN) == "***CRET"[:3] + TOKEN[-4:]
     assert mask("short") == "***" and mask(None) == "***"
+
+
+# -- the one envelope decoder -------------------------------------------------------------------
+
+
+def test_json_reply_body_or_the_error_of_its_status_with_secrets_masked():
+    assert decode_json_reply(httpx.Response(200, json={"a": 1}), "GET /x") == {"a": 1}
+    assert decode_json_reply(httpx.Response(200), "DELETE /x") is None
+    with pytest.raises(NotFound, match="GET /x failed with HTTP 404: no such run"):
+        decode_json_reply(httpx.Response(404, json={"error": "no such run"}), "GET /x")
+    proxy_page = f"<html>bad gateway for {TOKEN}</html>"
+    with pytest.raises(ServerError) as caught:
+        decode_json_reply(httpx.Response(502, text=proxy_page), "GET /x",
+                          lambda text: text.replace(TOKEN, mask(TOKEN)))
+    assert TOKEN not in str(caught.value) and "bad gateway" in str(caught.value)
+    with pytest.raises(ProtocolError, match="not JSON"):
+        decode_json_reply(httpx.Response(200, text="<html>"), "GET /x")
+
+
+# -- the one paginator --------------------------------------------------------------------------
+
+
+class _Page:
+    def __init__(self, runs: list[int], cursor: str | None) -> None:
+        self.runs, self.cursor = runs, cursor
+
+
+PAGES = {None: _Page([1, 2], "b"), "b": _Page([3], "c"), "c": _Page([4, 5], None)}
+
+
+def test_paginate_follows_cursors_to_the_page_without_one():
+    asked: list[object] = []
+
+    def fetch(cursor: str | None) -> _Page:
+        asked.append(cursor)
+        return PAGES[cursor]
+
+    assert list(paginate(fetch, "runs")) == [1, 2, 3, 4, 5]
+    assert asked == [None, "b", "c"]
+
+
+def test_paginate_reads_tuple_pages_from_a_start_cursor_until_scan_returns_zero():
+    scan = {0: (7, ["a", "b"]), 7: (9, []), 9: (0, ["c"])}
+    asked: list[int] = []
+
+    def fetch(cursor: int) -> tuple[int, list[str]]:
+        asked.append(cursor)
+        return scan[cursor]
+
+    keys = paginate(fetch, lambda page: page[1], cursor=lambda page: page[0], start=0)
+    assert list(keys) == ["a", "b", "c"] and asked == [0, 7, 9]
+
+
+def test_paginate_is_lazy_and_its_progress_bar_counts_the_items(capsys):
+    fetched: list[object] = []
+
+    def fetch(cursor: str | None) -> _Page:
+        fetched.append(cursor)
+        return PAGES[cursor]
+
+    items = paginate(fetch, "runs", progress=True)
+    assert fetched == []
+    assert next(items) == 1 and fetched == [None]
+    assert list(items) == [2, 3, 4, 5]
+    last_state = capsys.readouterr().err.strip().split("\r")[-1]
+    assert last_state.startswith("runs: 5 runs ")
+
+
+async def test_apaginate_is_the_async_twin():
+    async def fetch(cursor: str | None) -> _Page:
+        return PAGES[cursor]
+
+    assert [item async for item in apaginate(fetch, "runs")] == [1, 2, 3, 4, 5]
+    scan = {0: (3, ["a"]), 3: (0, ["b"])}
+
+    async def fetch_scan(cursor: int) -> tuple[int, list[str]]:
+        return scan[cursor]
+
+    keys = apaginate(fetch_scan, lambda page: page[1], cursor=lambda page: page[0], start=0)
+    assert [key async for key in keys] == ["a", "b"]

@@ -1,7 +1,7 @@
 """Client of the queue service interface (spec area D): workflow runs, the DLQ (list, get, delete,
 resume, restart), cancel, and the events log."""
 
-from svckit.queue.client import MAX_DLQ_COUNT, MAX_EVENTS_COUNT, MAX_LOGS_COUNT, AsyncQueue, Queue, to_unix_ms
+from svckit.queue.client import AsyncQueue, Queue
 from svckit.queue.models import (
     CallType,
     DlqMessage,
@@ -19,6 +19,7 @@ from svckit.queue.models import (
     StepType,
     WorkflowRun,
 )
+from svckit.queue.protocol import MAX_DLQ_COUNT, MAX_EVENTS_COUNT, MAX_LOGS_COUNT, to_unix_ms
 
 __all__ = [
     "MAX_DLQ_COUNT",

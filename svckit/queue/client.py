@@ -1,359 +1,50 @@
 """Clients of the queue service interface (spec area D), Bearer auth.
 
-The ``build_*`` functions (and :class:`_QueueCore`) validate arguments and build requests, the
-``decode_*`` functions read replies, all without I/O; :class:`Queue` and :class:`AsyncQueue` only
-send. Dates in filters are ``datetime`` (a naive one is taken as UTC) or Unix milliseconds (int).
-
-Beyond the spec's logs and resume, the wire shapes follow the hosted service's SDKs: qstash 3.4.0
-(``dlq.py``, ``log.py``: the DLQ and the events log) and upstash/workflow-js ``src/client/dlq.ts``
-and ``src/client/index.ts`` (resume / restart many by ``dlqIds``; bulk cancel by
-``workflowRunIds``, by ``workflowUrl`` prefix, or all). Resume and restart keep the spec's
-``/v2/dlq/`` prefix.
+:mod:`svckit.queue.protocol` validates arguments, builds the requests and decodes the replies, all
+without I/O; :class:`Queue` and :class:`AsyncQueue` only send, and page through
+:func:`svckit._http.paginate` / :func:`~svckit._http.apaginate`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
-from svckit._http import DEFAULT_TIMEOUT, ApiRequest, AsyncTransport, BearerAuth, RetryPolicy, SyncTransport
-from svckit.account.client import decode_reply
-from svckit.config import Settings
-from svckit.errors import InvalidArgument, ProtocolError
-from svckit.queue.models import (
-    DlqMessage,
-    DlqPage,
-    Event,
-    EventsPage,
-    EventState,
-    LogsPage,
-    ResumeResult,
-    RunsStarted,
-    RunState,
-    WorkflowRun,
+from svckit._http import (
+    DEFAULT_TIMEOUT,
+    ApiRequest,
+    AsyncTransport,
+    BearerAuth,
+    RetryPolicy,
+    SyncTransport,
+    apaginate,
+    decode_json_reply,
+    paginate,
 )
-
-#: the spec's default and maximum of ``count`` on the logs operation.
-MAX_LOGS_COUNT = 10
-#: the page size maximum of ``GET /v2/dlq`` (qstash's ``DlqApi.list``: "Default and max is 100").
-MAX_DLQ_COUNT = 100
-#: the page size maximum of ``GET /v2/events`` (qstash's ``LogApi.list``: "Default and max is 1000").
-MAX_EVENTS_COUNT = 1000
-_STATES = tuple(s.value for s in RunState)
-_EVENT_STATES = tuple(s.value for s in EventState)
-
-
-def to_unix_ms(argument: str, value: datetime | int) -> int:
-    """``datetime`` (naive = UTC) or Unix milliseconds -> Unix milliseconds."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return int(value.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(argument, f"must be a datetime or Unix milliseconds (int), got {value!r}")
-    if value < 0:
-        raise InvalidArgument(argument, f"must not be negative, got {value}")
-    return value
-
-
-def _text(argument: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise InvalidArgument(argument, f"must be a non-empty string, got {value!r}")
-    return value
-
-
-def _count(argument: str, value: Any, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise InvalidArgument(argument, f"must be an integer from 1 to {maximum}, got {value!r}")
-    return value
-
-
-class _QueueCore:
-    """Requests and reply parsing of area D, shared by the sync and async clients."""
-
-    @staticmethod
-    def logs_params(
-        *, cursor: str | None = None, workflow_run_id: str | None = None, workflow_url: str | None = None,
-        workflow_created_at: datetime | int | None = None, state: RunState | str | None = None,
-        from_date: datetime | int | None = None, to_date: datetime | int | None = None,
-        count: int | None = None, label: str | None = None,
-    ) -> dict[str, str]:
-        params: dict[str, Any] = {}
-        if cursor is not None:
-            params["cursor"] = _text("cursor", cursor)
-        if workflow_run_id is not None:
-            params["workflowRunId"] = _text("workflow_run_id", workflow_run_id)
-        if workflow_url is not None:
-            params["workflowUrl"] = _text("workflow_url", workflow_url)
-        if workflow_created_at is not None:
-            params["workflowCreatedAt"] = to_unix_ms("workflow_created_at", workflow_created_at)
-        if state is not None:
-            value = state.value if isinstance(state, RunState) else state
-            if value not in _STATES:
-                raise InvalidArgument("state", f"must be one of {', '.join(_STATES)}, got {state!r}")
-            params["state"] = value
-        if from_date is not None:
-            params["fromDate"] = to_unix_ms("from_date", from_date)
-        if to_date is not None:
-            params["toDate"] = to_unix_ms("to_date", to_date)
-        if "fromDate" in params and "toDate" in params and params["fromDate"] > params["toDate"]:
-            raise InvalidArgument("from_date", "must not be after to_date")
-        if count is not None:
-            params["count"] = _count("count", count, MAX_LOGS_COUNT)
-        if label is not None:
-            params["label"] = _text("label", label)
-        return {k: str(v) for k, v in params.items()}
-
-    @classmethod
-    def logs_request(cls, **filters: Any) -> ApiRequest:
-        return ApiRequest("GET", "/v2/workflows/logs", params=cls.logs_params(**filters), idempotent=True)
-
-    @staticmethod
-    def resume_request(dlq_id: str, **overrides: Any) -> ApiRequest:
-        return build_from_dlq_request("resume", dlq_id, **overrides)
-
-    @staticmethod
-    def cancel_request(run_id: str) -> ApiRequest:
-        return ApiRequest("DELETE", f"/v2/workflows/runs/{_path_id('run_id', run_id)}", idempotent=True)
-
-    @staticmethod
-    def trigger_request(url: str, body: Any = None, *, run_id: str | None = None, label: str | None = None,
-                        retries: int | None = None, flow_control_key: str | None = None,
-                        flow_control_value: str | None = None) -> ApiRequest:
-        headers = run_headers(flow_control_key=flow_control_key, flow_control_value=flow_control_value,
-                              retries=retries, run_id=run_id)
-        if label is not None:
-            headers["Service-Label"] = _text("label", label)
-        content = None if body is None else json.dumps(body).encode()
-        if content is not None:
-            headers["Content-Type"] = "application/json"
-        return ApiRequest("POST", f"/v2/trigger/{_text('url', url)}", headers=headers, content=content)
-
-
-def _path_id(argument: str, value: Any) -> str:
-    return quote(_text(argument, value), safe="")
-
-
-def run_headers(*, flow_control_key: str | None = None, flow_control_value: str | None = None,
-                retries: int | None = None, run_id: str | None = None) -> dict[str, str]:
-    """The optional Service-* headers of resume, restart and trigger (spec, Endpoints D): each one is
-    sent only when given; without it the service keeps the original configuration."""
-    headers: dict[str, str] = {}
-    if flow_control_key is not None:
-        headers["Service-Flow-Control-Key"] = _text("flow_control_key", flow_control_key)
-    if flow_control_value is not None:
-        headers["Service-Flow-Control-Value"] = _text("flow_control_value", flow_control_value)
-    if retries is not None:
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidArgument("retries", f"must be a non-negative integer, got {retries!r}")
-        headers["Service-Retries"] = str(retries)
-    if run_id is not None:
-        headers["Service-Workflow-RunId"] = _text("run_id", run_id)
-    return headers
-
-
-def _ids(argument: str, values: Any, *, allow_empty: bool = False) -> list[str]:
-    if isinstance(values, str) or not isinstance(values, Sequence):
-        raise InvalidArgument(argument, f"must be a list of ids, got {values!r}")
-    ids = [_text(argument, v) for v in values]
-    if not ids and not allow_empty:
-        raise InvalidArgument(argument, "must name at least one id")
-    return ids
-
-
-# filter keyword -> (query parameter, kind); kinds: text, ms (datetime or Unix ms), int, list
-_Filters = Mapping[str, tuple[str, str]]
-_DLQ_FILTERS: _Filters = {
-    "message_id": ("messageId", "text"), "url": ("url", "text"), "label": ("label", "text"),
-    "caller_ip": ("callerIp", "text"), "response_status": ("responseStatus", "int"),
-    "from_date": ("fromDate", "ms"), "to_date": ("toDate", "ms"),
-    "workflow_run_id": ("workflowRunId", "text"), "workflow_url": ("workflowUrl", "text"),
-    "workflow_created_at": ("workflowCreatedAt", "ms"),
-    "url_group": ("topicName", "text"), "queue": ("queueName", "text"), "schedule_id": ("scheduleId", "text"),
-}
-_EVENT_FILTERS: _Filters = {
-    "message_id": ("messageId", "text"), "message_ids": ("messageIds", "list"), "url": ("url", "text"),
-    "label": ("label", "text"), "from_date": ("fromDate", "ms"), "to_date": ("toDate", "ms"),
-    "workflow_run_id": ("workflowRunId", "text"),
-    "url_group": ("topicName", "text"), "queue": ("queueName", "text"), "schedule_id": ("scheduleId", "text"),
-}
-
-
-def _filter_params(table: _Filters, filters: Mapping[str, Any]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for name, value in filters.items():
-        if name not in table:
-            raise InvalidArgument(name, f"unknown filter; use one of {', '.join(table)}")
-        if value is None:
-            continue
-        wire, kind = table[name]
-        if kind == "ms":
-            params[wire] = str(to_unix_ms(name, value))
-        elif kind == "int":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise InvalidArgument(name, f"must be an integer, got {value!r}")
-            params[wire] = str(value)
-        elif kind == "list":
-            params[wire] = _ids(name, value)
-        else:
-            params[wire] = _text(name, value)
-    if "fromDate" in params and "toDate" in params and int(params["fromDate"]) > int(params["toDate"]):
-        raise InvalidArgument("from_date", "must not be after to_date")
-    return params
-
-
-def _page_params(cursor: str | None, count: int | None, maximum: int) -> dict[str, str]:
-    params: dict[str, str] = {}
-    if cursor is not None:
-        params["cursor"] = _text("cursor", cursor)
-    if count is not None:
-        params["count"] = str(_count("count", count, maximum))
-    return params
-
-
-def build_dlq_request(cursor: str | None = None, count: int | None = None, **filters: Any) -> ApiRequest:
-    """``GET /v2/dlq``: one page (``count`` 1..100) of DLQ entries, with qstash's filters:
-    ``message_id``, ``url``, ``label``, ``caller_ip``, ``response_status``, ``from_date``/``to_date``
-    (when the entry entered the DLQ, inclusive), ``workflow_run_id``, ``workflow_url``,
-    ``workflow_created_at``, ``url_group``, ``queue``, ``schedule_id``."""
-    params = {**_page_params(cursor, count, MAX_DLQ_COUNT), **_filter_params(_DLQ_FILTERS, filters)}
-    return ApiRequest("GET", "/v2/dlq", params=params, idempotent=True)
-
-
-def build_dlq_message_request(dlq_id: str) -> ApiRequest:
-    return ApiRequest("GET", f"/v2/dlq/{_path_id('dlq_id', dlq_id)}", idempotent=True)
-
-
-def build_delete_dlq_request(dlq_id: str) -> ApiRequest:
-    return ApiRequest("DELETE", f"/v2/dlq/{_path_id('dlq_id', dlq_id)}", idempotent=True)
-
-
-def build_delete_dlq_many_request(dlq_ids: Sequence[str]) -> ApiRequest:
-    return ApiRequest("DELETE", "/v2/dlq", json={"dlqIds": _ids("dlq_ids", dlq_ids, allow_empty=True)},
-                      idempotent=True)
-
-
-def build_from_dlq_request(action: str, dlq_id: str | Sequence[str], **overrides: Any) -> ApiRequest:
-    """Resume (``action="resume"``: succeeded steps are kept) or restart (``"restart"``: from the first
-    step) the failed run of one DLQ entry (a str: ``POST /v2/dlq/{action}/{dlqId}``) or of several
-    (a list: ``POST /v2/dlq/{action}`` with ``{"dlqIds": [...]}``). Overrides: ``flow_control_key``,
-    ``flow_control_value``, ``retries``, ``run_id``. Not idempotent: each call starts fresh runs."""
-    if action not in ("resume", "restart"):
-        raise InvalidArgument("action", f"must be resume or restart, got {action!r}")
-    headers = run_headers(**overrides)
-    if isinstance(dlq_id, str):
-        return ApiRequest("POST", f"/v2/dlq/{action}/{_path_id('dlq_id', dlq_id)}", headers=headers)
-    return ApiRequest("POST", f"/v2/dlq/{action}", headers=headers, json={"dlqIds": _ids("dlq_ids", dlq_id)})
-
-
-def build_cancel_many_request(*, run_ids: Sequence[str] | None = None, url_prefix: str | None = None,
-                              all_runs: bool = False) -> ApiRequest:
-    """``DELETE /v2/workflows/runs``: cancel the runs in progress with one of ``run_ids``, or whose
-    URL starts with ``url_prefix``, or (``all_runs=True``) every run in progress. Exactly one."""
-    if (run_ids is not None) + (url_prefix is not None) + bool(all_runs) != 1:
-        raise InvalidArgument("run_ids", "give exactly one of run_ids, url_prefix or all_runs=True")
-    body: dict[str, Any] = {}
-    if run_ids is not None:
-        body["workflowRunIds"] = _ids("run_ids", run_ids)
-    if url_prefix is not None:
-        body["workflowUrl"] = _text("url_prefix", url_prefix)
-    return ApiRequest("DELETE", "/v2/workflows/runs", json=body, idempotent=True)
-
-
-def build_events_request(cursor: str | None = None, count: int | None = None, *,
-                         state: EventState | str | None = None, **filters: Any) -> ApiRequest:
-    """``GET /v2/events``: one page (``count`` 1..1000) of the events log, newest first, with qstash's
-    filters: ``message_id``, ``message_ids``, ``state`` (an :class:`EventState`), ``url``, ``label``,
-    ``from_date``/``to_date`` (inclusive), ``url_group``, ``queue``, ``schedule_id``, and
-    ``workflow_run_id``."""
-    params = {**_page_params(cursor, count, MAX_EVENTS_COUNT), **_filter_params(_EVENT_FILTERS, filters)}
-    if state is not None:
-        value = state.value if isinstance(state, EventState) else state
-        if value not in _EVENT_STATES:
-            raise InvalidArgument("state", f"must be one of {', '.join(_EVENT_STATES)}, got {state!r}")
-        params["state"] = value
-    return ApiRequest("GET", "/v2/events", params=params, idempotent=True)
-
-
-def decode_model(model: Any, body: Any, what: str) -> Any:
-    """A reply object -> ``model``; ProtocolError when it is not an object or does not fit."""
-    if not isinstance(body, Mapping):
-        raise ProtocolError(f"{what}: expected a JSON object, got {type(body).__name__}")
-    try:
-        return model.model_validate(body)
-    except ValueError as exc:
-        raise ProtocolError(f"{what}: reply does not match the spec: {exc}") from None
-
-
-def decode_count(body: Any, field: str, what: str) -> int:
-    """``{"<field>": n}`` -> n (the bulk delete and cancel replies)."""
-    value = body.get(field) if isinstance(body, Mapping) else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ProtocolError(f"{what}: expected {{{field!r}: <integer>}}, got {body!r}")
-    return value
-
-
-def decode_runs_started(body: Any, what: str) -> list[ResumeResult]:
-    return decode_model(RunsStarted, body, what).workflow_runs
-
-
-def _paginate(fetch: Callable[[str | None], Any], items: str, progress: bool) -> Iterator[Any]:
-    """Every item of every page: ``fetch(cursor)`` returns a page with ``cursor`` and ``items``; ends
-    on the page without a cursor. A tqdm bar counts the items when ``progress``."""
-    bar = _progress(progress, items)
-    cursor = None
-    try:
-        while True:
-            page = fetch(cursor)
-            batch = getattr(page, items)
-            yield from batch
-            if bar is not None:
-                bar.update(len(batch))
-            if not page.cursor:
-                return
-            cursor = page.cursor
-    finally:
-        if bar is not None:
-            bar.close()
-
-
-async def _apaginate(fetch: Callable[[str | None], Awaitable[Any]], items: str,
-                     progress: bool) -> AsyncIterator[Any]:
-    """The asyncio twin of :func:`_paginate`."""
-    bar = _progress(progress, items)
-    cursor = None
-    try:
-        while True:
-            page = await fetch(cursor)
-            batch = getattr(page, items)
-            for item in batch:
-                yield item
-            if bar is not None:
-                bar.update(len(batch))
-            if not page.cursor:
-                return
-            cursor = page.cursor
-    finally:
-        if bar is not None:
-            bar.close()
+from svckit.config import Settings
+from svckit.queue.models import DlqMessage, DlqPage, Event, EventsPage, LogsPage, ResumeResult, WorkflowRun
+from svckit.queue.protocol import (
+    build_cancel_many_request,
+    build_cancel_request,
+    build_delete_dlq_many_request,
+    build_delete_dlq_request,
+    build_dlq_message_request,
+    build_dlq_request,
+    build_events_request,
+    build_from_dlq_request,
+    build_logs_request,
+    build_trigger_request,
+    decode_count,
+    decode_model,
+    decode_runs_started,
+)
 
 
 def _settings_args(settings: Settings) -> tuple[str, str]:
     url, token = settings.require("queue_url", "queue_token")
     return url, token
-
-
-def _progress(enabled: bool, desc: str) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(desc=desc, unit=f" {desc}")
 
 
 class Queue:
@@ -375,23 +66,23 @@ class Queue:
         return cls.from_settings(Settings.from_env(), **options)
 
     def _call(self, request: ApiRequest) -> Any:
-        return decode_reply(self._http.send(request), f"{request.method} {request.path}", self._http.redact)
+        return decode_json_reply(self._http.send(request), f"{request.method} {request.path}", self._http.redact)
 
     # -- workflow runs ---------------------------------------------------------------------------
     def workflow_logs(self, **filters: Any) -> LogsPage:
         """One page of runs, newest first. Filters: ``cursor``, ``workflow_run_id``, ``workflow_url``,
         ``workflow_created_at``, ``state``, ``from_date``, ``to_date`` (inclusive), ``count`` (1..10),
         ``label``. Dates are datetime (naive = UTC) or Unix ms."""
-        return decode_model(LogsPage, self._call(_QueueCore.logs_request(**filters)), "workflow logs")
+        return decode_model(LogsPage, self._call(build_logs_request(**filters)), "workflow logs")
 
     def iter_runs(self, progress: bool = False, **filters: Any) -> Iterator[WorkflowRun]:
         """Every run matching ``filters``, following cursors to the end (a tqdm bar when ``progress``)."""
-        return _paginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress)
+        return paginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress=progress)
 
     def cancel(self, run_id: str) -> None:
         """Cancel the in-progress run(s) with ``run_id`` (``DELETE /v2/workflows/runs/{id}``); NotFound
         for an unknown id, UnprocessableEntity when none of them is in progress."""
-        self._call(_QueueCore.cancel_request(run_id))
+        self._call(build_cancel_request(run_id))
 
     def cancel_many(self, run_ids: Sequence[str]) -> int:
         """Cancel the runs in progress among ``run_ids``; returns how many were canceled (ids of
@@ -409,7 +100,7 @@ class Queue:
     def trigger(self, url: str, body: Any = None, **options: Any) -> ResumeResult:
         """Start a run of the workflow at ``url`` (``POST /v2/trigger/{url}``; the sandbox serves it).
         Options: ``run_id``, ``label``, ``retries``, ``flow_control_key``, ``flow_control_value``."""
-        return decode_model(ResumeResult, self._call(_QueueCore.trigger_request(url, body, **options)), "trigger")
+        return decode_model(ResumeResult, self._call(build_trigger_request(url, body, **options)), "trigger")
 
     # -- DLQ -------------------------------------------------------------------------------------
     def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage:
@@ -418,7 +109,7 @@ class Queue:
 
     def iter_dlq(self, progress: bool = False, **filters: Any) -> Iterator[DlqMessage]:
         """Every DLQ entry matching ``filters``, following cursors to the end."""
-        return _paginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress)
+        return paginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress=progress)
 
     def dlq_message(self, dlq_id: str) -> DlqMessage:
         """One DLQ entry (NotFound when there is none, e.g. resumed, restarted or deleted)."""
@@ -463,7 +154,7 @@ class Queue:
 
     def iter_events(self, progress: bool = False, **filters: Any) -> Iterator[Event]:
         """Every event matching ``filters``, following cursors to the end."""
-        return _paginate(lambda cursor: self.events(cursor, **filters), "events", progress)
+        return paginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
 
     def close(self) -> None:
         self._http.close()
@@ -496,17 +187,17 @@ class AsyncQueue:
         return cls.from_settings(Settings.from_env(), **options)
 
     async def _call(self, request: ApiRequest) -> Any:
-        return decode_reply(await self._http.send(request), f"{request.method} {request.path}",
+        return decode_json_reply(await self._http.send(request), f"{request.method} {request.path}",
                             self._http.redact)
 
     async def workflow_logs(self, **filters: Any) -> LogsPage:
-        return decode_model(LogsPage, await self._call(_QueueCore.logs_request(**filters)), "workflow logs")
+        return decode_model(LogsPage, await self._call(build_logs_request(**filters)), "workflow logs")
 
     def iter_runs(self, progress: bool = False, **filters: Any) -> AsyncIterator[WorkflowRun]:
-        return _apaginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress)
+        return apaginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress=progress)
 
     async def cancel(self, run_id: str) -> None:
-        await self._call(_QueueCore.cancel_request(run_id))
+        await self._call(build_cancel_request(run_id))
 
     async def cancel_many(self, run_ids: Sequence[str]) -> int:
         return decode_count(await self._call(build_cancel_many_request(run_ids=run_ids)), "cancelled", "cancel")
@@ -519,14 +210,14 @@ class AsyncQueue:
         return decode_count(await self._call(build_cancel_many_request(all_runs=True)), "cancelled", "cancel")
 
     async def trigger(self, url: str, body: Any = None, **options: Any) -> ResumeResult:
-        request = _QueueCore.trigger_request(url, body, **options)
+        request = build_trigger_request(url, body, **options)
         return decode_model(ResumeResult, await self._call(request), "trigger")
 
     async def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage:
         return decode_model(DlqPage, await self._call(build_dlq_request(cursor, count, **filters)), "dlq")
 
     def iter_dlq(self, progress: bool = False, **filters: Any) -> AsyncIterator[DlqMessage]:
-        return _apaginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress)
+        return apaginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress=progress)
 
     async def dlq_message(self, dlq_id: str) -> DlqMessage:
         return decode_model(DlqMessage, await self._call(build_dlq_message_request(dlq_id)), "dlq message")
@@ -557,7 +248,7 @@ class AsyncQueue:
         return decode_model(EventsPage, await self._call(build_events_request(cursor, count, **filters)), "events")
 
     def iter_events(self, progress: bool = False, **filters: Any) -> AsyncIterator[Event]:
-        return _apaginate(lambda cursor: self.events(cursor, **filters), "events", progress)
+        return apaginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
 
     async def aclose(self) -> None:
         await self._http.aclose()

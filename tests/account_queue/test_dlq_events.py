@@ -15,7 +15,7 @@ from svckit import frames
 from svckit._http import ApiRequest
 from svckit.errors import BadRequest, InvalidArgument, NotFound, UnprocessableEntity
 from svckit.queue import EventState, RunState, StepState
-from svckit.queue.client import build_cancel_many_request, build_events_request, build_from_dlq_request
+from svckit.queue.protocol import build_cancel_many_request, build_events_request, build_from_dlq_request
 
 URL = "https://app.example.com/api/workflows/export"
 SLOW_URL = "https://app.example.com/api/workflows/slow"

@@ -1,0 +1,72 @@
+"""The sans-I/O core of area C (developer management interface): ``build_*`` functions validate
+arguments and describe requests, ``decode_*`` functions read reply bodies (already through
+:func:`svckit._http.decode_json_reply`). :class:`~svckit.account.Account` and
+:class:`~svckit.account.AsyncAccount` only send."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from svckit._http import ApiRequest
+from svckit.account.models import QueueAccount, UpgradePlan
+from svckit.account.plans import UPGRADE_PLAN_NAMES
+from svckit.errors import InvalidArgument, ProtocolError
+
+
+def _non_empty(argument: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidArgument(argument, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def build_rename(index_id: str, name: str) -> ApiRequest:
+    _non_empty("id", index_id)
+    _non_empty("name", name)
+    # Renaming to the same name twice has the same effect as once: safe to retry.
+    return ApiRequest("POST", f"/search/{quote(index_id, safe='')}/rename", json={"name": name}, idempotent=True)
+
+
+def build_queue_account() -> ApiRequest:
+    return ApiRequest("GET", "/queue/user", idempotent=True)
+
+
+def build_rotate_token() -> ApiRequest:
+    # Never repeated automatically: a second rotation would invalidate the token the first returned.
+    return ApiRequest("POST", "/queue/user/rotatetoken")
+
+
+def build_upgrade(customer_id: str, plan_name: str | UpgradePlan) -> ApiRequest:
+    _non_empty("customer_id", customer_id)
+    plan = plan_name.value if isinstance(plan_name, UpgradePlan) else plan_name
+    if plan not in UPGRADE_PLAN_NAMES:
+        raise InvalidArgument("plan_name", f"must be one of {', '.join(UPGRADE_PLAN_NAMES)}, got {plan!r}")
+    return ApiRequest("POST", "/queue-upgrade", json={"customer_id": customer_id, "plan_name": plan},
+                      idempotent=True)
+
+
+def decode_ok(body: Any, what: str) -> str:
+    """The JSON string ``"OK"`` of rename and upgrade."""
+    if not isinstance(body, str):
+        raise ProtocolError(f"{what}: expected the JSON string \"OK\", got {json.dumps(body)[:100]}")
+    return body
+
+
+def decode_account(body: Any, what: str) -> QueueAccount:
+    """A queue account record (``GET /queue/user``, rotate token)."""
+    if not isinstance(body, Mapping):
+        raise ProtocolError(f"{what}: expected a queue account object, got {type(body).__name__}")
+    try:
+        return QueueAccount.model_validate(body)
+    except ValueError as exc:  # pydantic.ValidationError; never echo the input (it holds secrets)
+        raise ProtocolError(f"{what}: queue account record does not match the spec: "
+                            f"{_field_errors(exc)}") from None
+
+
+def _field_errors(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if errors is None:
+        return type(exc).__name__
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors(include_input=False))
