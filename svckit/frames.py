@@ -423,8 +423,9 @@ def steps_frame(run: Any) -> pd.DataFrame:
 
     ``group`` is the step group's position; ``lane`` is the step's position inside a parallel group
     (0 for sequential steps), so a timeline can draw parallel steps side by side. ``duration`` is
-    the time to the next event: the start of the next group, or the run's completion for the last
-    group (NaT while the run is still going).
+    the time to the next event: the start of the next group that started later (a resumed run keeps
+    the older times of the steps it did not run again), or the run's completion for the last group
+    (NaT while the run is still going).
     """
     runs = _runs_of(run)
     rows: list[dict[str, Any]] = []
@@ -438,7 +439,10 @@ def steps_frame(run: Any) -> pd.DataFrame:
             times = [t for t in times if t is not None]
             starts.append(min(times) if times else None)
         for gi, g in enumerate(groups):
-            nxt = next((t for t in starts[gi + 1:] if t is not None), completed)
+            # the next event after this group: in a resumed run the kept steps keep their older
+            # times, so a later group can have started before this one (no negative durations)
+            own = starts[gi]
+            nxt = next((t for t in starts[gi + 1:] if t is not None and (own is None or t >= own)), completed)
             gtype = _field(g, "type")
             for lane, s in enumerate(_field(g, "steps") or []):
                 rows.append({

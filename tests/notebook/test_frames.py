@@ -159,6 +159,20 @@ def test_steps_frame_of_a_running_run_has_no_last_duration():
     assert pd.isna(df["duration"].iloc[-1]) and df["duration"].iloc[0] == pd.Timedelta(seconds=1)
 
 
+def test_steps_frame_of_a_resumed_run_has_no_negative_duration():
+    # a resumed run: its Initial step is new, the step it kept has the older time of the failed run
+    resumed = {"workflowRunId": "wfr_r", "workflowRunCreatedAt": 10_000, "workflowState": "RUN_STARTED", "steps": [
+        {"type": "sequential", "steps": [{"stepName": "init", "stepType": "Initial", "state": "STEP_SUCCESS",
+                                          "createdAt": 10_000}]},
+        {"type": "sequential", "steps": [{"stepId": 1, "stepName": "kept", "stepType": "Run",
+                                          "state": "STEP_SUCCESS", "createdAt": 2_000}]},
+        {"type": "sequential", "steps": [{"stepId": 2, "stepName": "again", "stepType": "Run",
+                                          "state": "STEP_PROGRESS", "createdAt": 10_500}]}]}
+    df = frames.steps_frame(resumed)
+    assert df["duration"].tolist()[:2] == [pd.Timedelta(milliseconds=500), pd.Timedelta(milliseconds=8500)]
+    assert pd.isna(df["duration"].iloc[2])
+
+
 ACCOUNT = {
     "customer_id": "me@example.com", "id": "u-1", "token": "secret-token-value-1234", "password": "pw-secret",
     "active": True, "state": "active", "last_plan_upgrade_time": 0, "max_message_size": 1048576,
