@@ -8,6 +8,8 @@ import shutil
 import pytest
 
 IN_CI = bool(os.environ.get("CI"))
+#: the JupyterLab harness's fixtures (``browser``, ``screenshots``) for every browser test
+pytest_plugins = ("tests.lab_harness",)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

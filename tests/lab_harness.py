@@ -29,6 +29,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output" / "screenshots"
 #: every page opened by ``open_page`` during the running test (read by the failure report hook)
 PAGES: list[Any] = []
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -86,6 +87,13 @@ def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
     finally:
         demo.stop_process(proc, grace=20)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    """Where browser tests put what a new user would be shown (test-output/screenshots/)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS
 
 
 @pytest.fixture(scope="module")

@@ -35,7 +35,7 @@ def test_a_package_plotly_needs_but_nobody_declared_is_named(tmp_path):
     # plotly >= 6 builds FigureWidget on anywidget without depending on it: imports succeed, the
     # first chart fails. The doctor builds every widget, so it finds this.
     proc = subprocess.run([sys.executable, "-m", "svckit.cli", "doctor"], env=hide_package(tmp_path, "anywidget"),
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 1
     assert "missing or wrong: anywidget" in proc.stdout
     assert "build AccountDashboard" in proc.stdout and "install 'anywidget'" in proc.stdout
@@ -43,14 +43,14 @@ def test_a_package_plotly_needs_but_nobody_declared_is_named(tmp_path):
 
 def test_a_missing_module_is_named_with_the_import_that_needs_it(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "svckit.cli", "doctor", "--extras", "sandbox"],
-                          env=hide_package(tmp_path, "starlette"), capture_output=True, text=True, timeout=300)
+                          env=hide_package(tmp_path, "starlette"), capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 1
     assert "import svckit.sandbox" in proc.stdout and "install 'starlette'" in proc.stdout
 
 
 def test_the_test_run_stops_at_once_naming_the_package(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_cli.py"],
-                          cwd=REPO, env=hide_package(tmp_path, "anywidget"), capture_output=True, text=True,
+                          cwd=REPO, env=hide_package(tmp_path, "anywidget"), capture_output=True, text=True, check=False,
                           timeout=300)
     assert proc.returncode == 3, proc.stdout[-2000:] + proc.stderr[-2000:]
     output = proc.stdout + proc.stderr

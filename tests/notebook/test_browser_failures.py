@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import nbformat
 import pytest
 
-from tests.lab_harness import Lab, browser, diagnose, open_page, require_chromium, run_notebook, serve_lab  # noqa: F401
+from tests.lab_harness import Lab, diagnose, open_page, require_chromium, run_notebook, serve_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -8,13 +8,12 @@ Never ``playwright install``: the browser is /usr/bin/chromium.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from svckit import demo
 from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
+from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,13 +25,6 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     demo.copy_notebooks(root)
     with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo") as sb, serve_lab(root, sb.env) as lab:
         yield lab
-
-
-@pytest.fixture
-def screenshots(output_dir: Path) -> Path:
-    folder = output_dir / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def test_kv_explorer_notebook(browser, lab, screenshots):

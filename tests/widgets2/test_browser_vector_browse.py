@@ -19,7 +19,7 @@ import pytest
 from upstash_vector import Index
 
 from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
+from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,13 +43,6 @@ def fill_with_the_sdk(env: dict[str, str]) -> None:
     for start in range(0, ARTICLES, 50):
         index.upsert(articles[start:start + 50], namespace="articles")
     index.upsert([(f"note-{k}", rng.normal(size=384), {"pinned": k % 2 == 0}, f"note {k}") for k in range(5)])
-
-
-@pytest.fixture(scope="module")
-def screenshots() -> Path:
-    folder = REPO / "test-output" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +73,7 @@ def _rows(pg) -> int:
     return pg.locator(".svckit-browse-table table.svc-table tbody tr").count()
 
 
-def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots):  # noqa: F811
+def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots):
     page = run_notebook(browser, lab, NOTEBOOK, height=1400)
     pg = page.locator(".svckit-vector-playground").first
     pg.wait_for(state="visible", timeout=30_000)

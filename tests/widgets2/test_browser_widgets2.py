@@ -17,19 +17,12 @@ import pytest
 
 from svckit import demo
 from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, browser, require_chromium, run_notebook, serve_lab  # noqa: F401
+from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = 200
-
-
-@pytest.fixture(scope="module")
-def screenshots() -> Path:
-    folder = REPO / "test-output" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +39,7 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
             yield lab
 
 
-def test_vector_playground_notebook(browser, lab, screenshots):  # noqa: F811
+def test_vector_playground_notebook(browser, lab, screenshots):
     page = run_notebook(browser, lab, "vector_playground.ipynb")
     pg = page.locator(".svckit-vector-playground").first
     pg.wait_for(state="visible", timeout=30_000)
@@ -97,7 +90,7 @@ def _run_count(page) -> int:
     return int(match.group(1)) if match else -1
 
 
-def test_workflow_timeline_notebook(browser, lab, screenshots):  # noqa: F811
+def test_workflow_timeline_notebook(browser, lab, screenshots):
     page = run_notebook(browser, lab, "workflow_timeline.ipynb", height=1900)  # the whole widget in view
     tl = page.locator(".svckit-workflow-timeline").first
     tl.wait_for(state="visible", timeout=30_000)
