@@ -9,6 +9,7 @@ policy that repeats only idempotent (read-only) commands after a reset connectio
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import httpx
@@ -23,9 +24,11 @@ from svckit._http import (
     RetryPolicy,
     StreamRefused,
     SyncTransport,
+    apaginate,
+    paginate,
 )
-from svckit.config import Settings
 from svckit._json import loads
+from svckit.config import Settings
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
 from svckit.kv.protocol import (
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 S = TypeVar("S", str, bytes)
+#: Where a ``scan()`` reply ``(next_cursor, keys)`` keeps its keys and its next cursor (0: the end).
+_SCAN_KEYS, _SCAN_NEXT = itemgetter(1), itemgetter(0)
 
 #: Streams wait for events as long as it takes; only opening them is bounded.
 _STREAM_HEADERS = {"Accept": "text/event-stream"}
@@ -185,12 +190,7 @@ class KV(_Base[S]):
     def scan_iter(self, match: Arg | None = None, count: int | None = None,
                   type: str | None = None) -> Iterator[S]:
         """Every key, SCAN page by page (a key may repeat if the keyspace changes meanwhile)."""
-        cursor = 0
-        while True:
-            cursor, keys = self.scan(cursor, match, count, type)
-            yield from keys
-            if cursor == 0:
-                return
+        return paginate(lambda cursor: self.scan(cursor, match, count, type), _SCAN_KEYS, cursor=_SCAN_NEXT, start=0)
 
     def rest_token(self, user: str, password: str) -> str:
         """``ACL RESTTOKEN``: a REST token with that ACL user's permissions. Sent as a JSON body, so
@@ -282,15 +282,10 @@ class AsyncKV(_Base[S]):
     async def execute(self, *args: Arg) -> Any:
         return await self._invoke(Cmd(args))
 
-    async def scan_iter(self, match: Arg | None = None, count: int | None = None,
-                        type: str | None = None) -> AsyncIterator[S]:
-        cursor = 0
-        while True:
-            cursor, keys = await self.scan(cursor, match, count, type)
-            for key in keys:
-                yield key
-            if cursor == 0:
-                return
+    def scan_iter(self, match: Arg | None = None, count: int | None = None,
+                  type: str | None = None) -> AsyncIterator[S]:
+        return apaginate(lambda cursor: self.scan(cursor, match, count, type), _SCAN_KEYS, cursor=_SCAN_NEXT,
+                         start=0)
 
     async def rest_token(self, user: str, password: str) -> str:
         token = await self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)
