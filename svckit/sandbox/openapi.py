@@ -18,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from svckit.queue.models import RunState
 from svckit.sandbox.headers import vendor_alias
 
 OPENAPI_PATH = "/openapi.json"
@@ -161,7 +162,7 @@ SCHEMAS: dict[str, Any] = {
         "type": "object", "required": ["workflowRunId", "workflowUrl", "workflowState", "workflowRunCreatedAt"],
         "properties": {
             "workflowRunId": _STRING, "workflowUrl": _STRING,
-            "workflowState": {"type": "string", "enum": ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"]},
+            "workflowState": {"type": "string", "enum": [s.value for s in RunState]},
             "workflowRunCreatedAt": _INT, "workflowRunCompletedAt": _INT,
             "steps": {"type": "array", "items": {"type": "object", "properties": {
                 "type": {"type": "string", "enum": ["sequential", "parallel"]},
@@ -387,7 +388,7 @@ def _devapi_paths() -> dict[str, Any]:
 
 # -- area D: queue -----------------------------------------------------------------------------------
 def _queue_paths() -> dict[str, Any]:
-    states = {"type": "string", "enum": ["RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED"]}
+    states = {"type": "string", "enum": [s.value for s in RunState]}
     event_states = {"type": "string", "enum": ["CREATED", "ACTIVE", "RETRY", "ERROR", "DELIVERED", "FAILED",
                                                "CANCEL_REQUESTED", "CANCELED", "IN_PROGRESS"]}
     logs_params = [

@@ -46,12 +46,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from svckit.queue.models import EventState
+from svckit.queue.models import EventState, RunState
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.http import ApiError, AuthGate, json_app
 from svckit.sandbox.runner import (
-    RUN_STATES,
     InvalidState,
     NotFoundError,
     UnknownWorkflow,
@@ -210,8 +209,9 @@ def list_runs(store: Store, params: Any) -> dict[str, Any]:
     where, args = _where(params, _RUN_FILTERS)
     state = params.get("state")
     if state is not None:
-        if state not in RUN_STATES:
-            raise ApiError(400, f"state: must be one of {', '.join(RUN_STATES)}, got {state!r}")
+        states = [s.value for s in RunState]
+        if state not in states:
+            raise ApiError(400, f"state: must be one of {', '.join(states)}, got {state!r}")
         where.append("state = ?")
         args.append(state)
     page, cursor = _page(store, "SELECT * FROM runs", where, args, params, maximum=MAX_LOGS_COUNT,

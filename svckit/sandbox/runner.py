@@ -55,7 +55,6 @@ from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 Workflow = Callable[["WorkflowContext"], Any]
 DEFAULT_RETRIES = 3
-RUN_STATES = tuple(s.value for s in RunState)
 #: the event each final state of a delivery (a step attempt) writes to the events log, and the
 #: HTTP status the workflow endpoint answered with (None: no answer, the delivery was cut short).
 _EVENT_OF_STEP: dict[str, tuple[EventState, int | None]] = {
@@ -509,7 +508,7 @@ class WorkflowRunner:
         # No abort check here: a run whose last step finished is recorded even while the sandbox stops.
         with self.store.transaction() as db:
             state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
-            if state != "RUN_STARTED":
+            if state != RunState.RUN_STARTED.value:
                 return  # canceled meanwhile
             if failure is None:
                 db.execute("UPDATE runs SET state = 'RUN_SUCCESS', completed_at = ? WHERE seq = ?",
@@ -566,7 +565,7 @@ class WorkflowRunner:
             # Checked in the same transaction as the insert: a cancel that committed just before must
             # not be followed by a new step in progress.
             state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
-            if state != "RUN_STARTED":
+            if state != RunState.RUN_STARTED.value:
                 raise RunAborted
             row_id = db.execute(
                 "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
