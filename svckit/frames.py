@@ -28,13 +28,17 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
+from pydantic import BaseModel
 
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
-from svckit.queue.models import EventState
+from svckit.queue.models import DlqMessage, Event, EventState, RunState, StepGroupType, WorkflowRun
+
+_M = TypeVar("_M", bound=BaseModel)
 
 __all__ = [
     "ACCOUNT_LIMITS",
@@ -54,7 +58,6 @@ __all__ = [
 
 #: TYPE replies, in the order the explorer lists them (ReJSON-RL is a JSON document).
 KEY_TYPES: tuple[str, ...] = ("string", "hash", "list", "set", "zset", "stream", "ReJSON-RL", "none")
-RUN_STATES: tuple[str, ...] = ("RUN_STARTED", "RUN_SUCCESS", "RUN_FAILED", "RUN_CANCELED")
 
 
 # -- small helpers ---------------------------------------------------------------------------------
@@ -67,10 +70,14 @@ def _field(obj: Any, name: str, wire: str | None = None, default: Any = None) ->
     return getattr(obj, name, default)
 
 
+def _plain(value: Any) -> Any:
+    """An enum member's value (the models keep unknown states as plain ``str``)."""
+    return value.value if isinstance(value, Enum) else value
+
+
 def _secret_value(value: Any) -> Any:
     """Plain value of a field: enum members become their value (``PlanType.FREE`` -> ``"free"``)."""
-    if isinstance(value, Enum):
-        return value.value
+    value = _plain(value)
     getter = getattr(value, "get_secret_value", None)
     return getter() if callable(getter) else value
 
@@ -361,112 +368,121 @@ def namespaces_frame(info: Any) -> pd.DataFrame:
 
 
 # -- queue -----------------------------------------------------------------------------------------
-def _runs_of(runs: Any) -> list[Any]:
-    """A LogsPage, a single run, or an iterable of runs -> list of runs."""
-    inner = _field(runs, "runs")
-    if inner is not None and not isinstance(runs, (list, tuple)):
-        return list(inner)
-    if _field(runs, "workflow_run_id", "workflowRunId") is not None and not isinstance(runs, (list, tuple)):
-        return [runs]
-    return list(runs)
+def _models(given: Any, model: type[_M], page_field: str) -> list[_M]:
+    """Validate once at the door: a page (model, wire dict, or any object with ``page_field``), one
+    item (model or wire dict), or any iterable of items -> a list of ``model``."""
+    if isinstance(given, Mapping):
+        items = given.get(page_field, [given])
+    elif isinstance(given, model):
+        items = [given]
+    elif not isinstance(given, (list, tuple)) and hasattr(given, page_field):
+        items = getattr(given, page_field)
+    else:
+        items = given
+    return [i if isinstance(i, model) else model.model_validate(i, from_attributes=True) for i in items]
 
 
-def _groups_of(run: Any) -> list[Any]:
-    return list(_field(run, "steps") or [])
+def run_key(run: WorkflowRun) -> str:
+    """A run's identity: several runs may share a workflowRunId (a resumed run keeps it), so the key
+    is ``<workflowRunId>@<workflowRunCreatedAt ms>``."""
+    return f"{run.workflow_run_id}@{run.workflow_run_created_at}"
 
 
-def runs_frame(runs: Any) -> pd.DataFrame:
-    """Workflow runs, one row per run: ``workflow_run_id, workflow_url, state, created_at,
-    completed_at, duration, groups, steps, failed_steps, last_step``.
+def runs_frame(runs: Any, *, newest_first: bool = False) -> pd.DataFrame:
+    """Workflow runs, one row per run: ``key, workflow_run_id, workflow_url, state, created_at,
+    completed_at, duration, groups, steps, failed_steps, last_step, label``.
 
     ``runs`` is a list of ``WorkflowRun`` (or wire dicts), a ``LogsPage``, or any iterable such as
-    ``q.iter_runs()``.
+    ``q.iter_runs()``. ``key`` is :func:`run_key` (the workflowRunId is shared by a resumed run).
+    ``newest_first`` orders the rows by creation, newest first (the timeline's Gantt rows).
     """
-    runs = _runs_of(runs)
-    rows = []
-    for run in runs:
-        groups = _groups_of(run)
-        steps = [s for g in groups for s in (_field(g, "steps") or [])]
-        failed = [s for s in steps if "FAIL" in str(_field(s, "state") or "").upper()]
-        rows.append({
-            "workflow_run_id": _field(run, "workflow_run_id", "workflowRunId"),
-            "workflow_url": _field(run, "workflow_url", "workflowUrl"),
-            "state": _field(run, "workflow_state", "workflowState"),
-            "created": _field(run, "workflow_run_created_at", "workflowRunCreatedAt"),
-            "completed": _field(run, "workflow_run_completed_at", "workflowRunCompletedAt"),
-            "groups": len(groups),
-            "steps": len(steps),
-            "failed_steps": len(failed),
-            "last_step": _field(steps[-1], "step_name", "stepName") if steps else None,
-        })
-    created = _utc([r["created"] for r in rows], "ms")
-    completed = _utc([r["completed"] for r in rows], "ms")
+    runs = _models(runs, WorkflowRun, "runs")
+    if newest_first:
+        runs = sorted(runs, key=lambda r: r.workflow_run_created_at, reverse=True)
+    steps = [r.all_steps for r in runs]
+    created = _utc([r.workflow_run_created_at for r in runs], "ms")
+    completed = _utc([r.workflow_run_completed_at for r in runs], "ms")
     return pd.DataFrame({
-        "workflow_run_id": pd.array([r["workflow_run_id"] for r in rows], dtype="string"),
-        "workflow_url": pd.array([r["workflow_url"] for r in rows], dtype="string"),
-        "state": _category([r["state"] for r in rows], RUN_STATES),
+        "key": pd.array([run_key(r) for r in runs], dtype="string"),
+        "workflow_run_id": pd.array([r.workflow_run_id for r in runs], dtype="string"),
+        "workflow_url": pd.array([r.workflow_url for r in runs], dtype="string"),
+        "state": _category([r.workflow_state for r in runs], [s.value for s in RunState]),
         "created_at": created,
         "completed_at": completed,
         "duration": completed - created,
-        "groups": pd.array([r["groups"] for r in rows], dtype="Int64"),
-        "steps": pd.array([r["steps"] for r in rows], dtype="Int64"),
-        "failed_steps": pd.array([r["failed_steps"] for r in rows], dtype="Int64"),
-        "last_step": pd.array([r["last_step"] for r in rows], dtype="string"),
+        "groups": pd.array([len(r.steps) for r in runs], dtype="Int64"),
+        "steps": pd.array([len(s) for s in steps], dtype="Int64"),
+        "failed_steps": pd.array([sum("FAIL" in str(_plain(st.state)).upper() for st in s) for s in steps],
+                                 dtype="Int64"),
+        "last_step": pd.array([s[-1].step_name if s else None for s in steps], dtype="string"),
+        "label": pd.array([r.label for r in runs], dtype="string"),
     })
 
 
-def steps_frame(run: Any) -> pd.DataFrame:
+def _step_rows(run: WorkflowRun, now: pd.Timestamp) -> list[dict[str, Any]]:
+    """The rows of one run's steps, with the time to the next event and the timeline's bar."""
+    completed = run.workflow_run_completed_at
+    in_progress = _plain(run.workflow_state) == RunState.RUN_STARTED.value
+    starts = [min((s.created_at for s in g.steps), default=None) for g in run.steps]
+    attempts: dict[str, int] = {}
+    rows: list[dict[str, Any]] = []
+    for gi, g in enumerate(run.steps):
+        # the next event after this group: in a resumed run the kept steps keep their older
+        # times, so a later group can have started before this one (no negative durations)
+        own = starts[gi]
+        nxt = next((t for t in starts[gi + 1:] if t is not None and (own is None or t >= own)), completed)
+        gtype = _plain(g.type)
+        for position, s in enumerate(g.steps):
+            # the bar ends at the next event; inside a sequential group, at the following step
+            end = g.steps[position + 1].created_at if gtype != "parallel" and position + 1 < len(g.steps) else nxt
+            start = pd.Timestamp(s.created_at, unit="ms", tz="UTC")
+            running = end is None and in_progress
+            if running:
+                bar_end = max(now, start)
+            else:
+                bar_end = start if end is None else pd.Timestamp(end, unit="ms", tz="UTC")
+            retries = attempts.get(s.step_name, 0)
+            attempts[s.step_name] = retries + 1
+            rows.append({
+                "workflow_run_id": run.workflow_run_id, "group": gi, "group_type": gtype,
+                "lane": position if gtype == "parallel" else 0, "step_id": s.step_id,
+                "step_name": s.step_name, "step_type": s.step_type, "call_type": s.call_type,
+                "state": s.state, "message_id": s.message_id, "concurrent": s.concurrent, "out": s.out,
+                "created": s.created_at, "next": nxt, "end": bar_end, "running": running,
+                "position": position, "retries": retries,
+            })
+    return rows
+
+
+def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
     """Steps of one run (or of several: pass a list), one row per step.
 
     Columns: ``workflow_run_id, group, group_type, lane, step_id, step_name, step_type, call_type,
-    state, message_id, concurrent, out, created_at, next_event_at, duration``.
+    state, message_id, concurrent, out, created_at, next_event_at, duration, start, end, running,
+    position, retries``.
 
     ``group`` is the step group's position; ``lane`` is the step's position inside a parallel group
-    (0 for sequential steps), so a timeline can draw parallel steps side by side. ``duration`` is
-    the time to the next event: the start of the next group that started later (a resumed run keeps
-    the older times of the steps it did not run again), or the run's completion for the last group
-    (NaT while the run is still going).
+    (0 for sequential steps), so a timeline can draw parallel steps side by side; ``position`` is
+    the step's position inside its group whatever its type. ``duration`` is the time to the next
+    event: the start of the next group that started later (a resumed run keeps the older times of
+    the steps it did not run again), or the run's completion for the last group (NaT while the run
+    is still going).
+
+    The timeline's bar is ``start`` (the step's createdAt) to ``end``: the next event, except inside
+    a sequential group of several steps, where it is the following step of that group. ``running``:
+    the run is still going and the step has no next event, so its bar ends ``now`` (default: the
+    current time). A failed or canceled run without a completion time ends its last steps where they
+    started. ``retries`` counts the earlier attempts of the same step name in the run (the service
+    records each failed attempt as its own STEP_RETRY entry before the next try).
     """
-    runs = _runs_of(run)
-    rows: list[dict[str, Any]] = []
-    for r in runs:
-        run_id = _field(r, "workflow_run_id", "workflowRunId")
-        completed = _field(r, "workflow_run_completed_at", "workflowRunCompletedAt")
-        groups = _groups_of(r)
-        starts = []
-        for g in groups:
-            times = [_field(s, "created_at", "createdAt") for s in (_field(g, "steps") or [])]
-            times = [t for t in times if t is not None]
-            starts.append(min(times) if times else None)
-        for gi, g in enumerate(groups):
-            # the next event after this group: in a resumed run the kept steps keep their older
-            # times, so a later group can have started before this one (no negative durations)
-            own = starts[gi]
-            nxt = next((t for t in starts[gi + 1:] if t is not None and (own is None or t >= own)), completed)
-            gtype = _field(g, "type")
-            for lane, s in enumerate(_field(g, "steps") or []):
-                rows.append({
-                    "workflow_run_id": run_id,
-                    "group": gi,
-                    "group_type": gtype,
-                    "lane": lane if gtype == "parallel" else 0,
-                    "step_id": _field(s, "step_id", "stepId"),
-                    "step_name": _field(s, "step_name", "stepName"),
-                    "step_type": _field(s, "step_type", "stepType"),
-                    "call_type": _field(s, "call_type", "callType"),
-                    "state": _field(s, "state"),
-                    "message_id": _field(s, "message_id", "messageId"),
-                    "concurrent": _field(s, "concurrent"),
-                    "out": _field(s, "out"),
-                    "created": _field(s, "created_at", "createdAt"),
-                    "next": nxt,
-                })
+    now_ts = pd.Timestamp(now or datetime.now(timezone.utc))
+    rows = [row for r in _models(run, WorkflowRun, "runs") for row in _step_rows(r, now_ts)]
     created = _utc([r["created"] for r in rows], "ms")
     nxt = _utc([r["next"] for r in rows], "ms")
     return pd.DataFrame({
         "workflow_run_id": pd.array([r["workflow_run_id"] for r in rows], dtype="string"),
         "group": pd.array([r["group"] for r in rows], dtype="Int64"),
-        "group_type": _category([r["group_type"] for r in rows], ("sequential", "parallel")),
+        "group_type": _category([r["group_type"] for r in rows], [t.value for t in StepGroupType]),
         "lane": pd.array([r["lane"] for r in rows], dtype="Int64"),
         "step_id": pd.array([r["step_id"] for r in rows], dtype="Int64"),
         "step_name": pd.array([r["step_name"] for r in rows], dtype="string"),
@@ -479,19 +495,16 @@ def steps_frame(run: Any) -> pd.DataFrame:
         "created_at": created,
         "next_event_at": nxt,
         "duration": nxt - created,
+        "start": created,
+        "end": pd.to_datetime(pd.Series([r["end"] for r in rows], dtype="object"), utc=True),
+        "running": pd.array([r["running"] for r in rows], dtype="bool"),
+        "position": pd.array([r["position"] for r in rows], dtype="int64"),
+        "retries": pd.array([r["retries"] for r in rows], dtype="int64"),
     })
 
 
 # -- queue: DLQ entries and the events log ---------------------------------------------------------
-__all__ += ["dlq_frame", "events_frame"]
-
-
-def _items_of(result: Any, items: str) -> list[Any]:
-    """A page (``DlqPage.messages``, ``EventsPage.events``, or its wire dict) or any iterable -> list."""
-    inner = _field(result, items)
-    if inner is not None and not isinstance(result, (list, tuple)):
-        return list(inner)
-    return list(result)
+__all__ += ["dlq_frame", "events_frame", "run_key"]
 
 
 def dlq_frame(messages: Any) -> pd.DataFrame:
@@ -499,25 +512,20 @@ def dlq_frame(messages: Any) -> pd.DataFrame:
     not_before, workflow_created_at, response_status, response_body, max_retries, message_id,
     flow_control_key``. ``messages`` is a ``DlqPage``, a list of ``DlqMessage`` (or wire dicts), or
     ``q.iter_dlq()``."""
-    rows = _items_of(messages, "messages")
-
-    def col(name: str, wire: str) -> list[Any]:
-        return [_field(m, name, wire) for m in rows]
-
+    rows = _models(messages, DlqMessage, "messages")
     return pd.DataFrame({
-        "dlq_id": pd.array(col("dlq_id", "dlqId"), dtype="string"),
-        "workflow_run_id": pd.array(col("workflow_run_id", "workflowRunId"), dtype="string"),
-        "workflow_url": pd.array([_field(m, "workflow_url", "workflowUrl") or _field(m, "url") for m in rows],
-                                 dtype="string"),
-        "label": pd.array(col("label", "label"), dtype="string"),
-        "entered_at": _utc(col("created_at", "createdAt"), "ms"),
-        "not_before": _utc(col("not_before", "notBefore"), "ms"),
-        "workflow_created_at": _utc(col("workflow_created_at", "workflowCreatedAt"), "ms"),
-        "response_status": pd.array(col("response_status", "responseStatus"), dtype="Int64"),
-        "response_body": pd.array(col("response_body", "responseBody"), dtype="string"),
-        "max_retries": pd.array(col("max_retries", "maxRetries"), dtype="Int64"),
-        "message_id": pd.array(col("message_id", "messageId"), dtype="string"),
-        "flow_control_key": pd.array(col("flow_control_key", "flowControlKey"), dtype="string"),
+        "dlq_id": pd.array([m.dlq_id for m in rows], dtype="string"),
+        "workflow_run_id": pd.array([m.workflow_run_id for m in rows], dtype="string"),
+        "workflow_url": pd.array([m.workflow_url or m.url for m in rows], dtype="string"),
+        "label": pd.array([m.label for m in rows], dtype="string"),
+        "entered_at": _utc([m.created_at for m in rows], "ms"),
+        "not_before": _utc([m.not_before for m in rows], "ms"),
+        "workflow_created_at": _utc([m.workflow_created_at for m in rows], "ms"),
+        "response_status": pd.array([m.response_status for m in rows], dtype="Int64"),
+        "response_body": pd.array([m.response_body for m in rows], dtype="string"),
+        "max_retries": pd.array([m.max_retries for m in rows], dtype="Int64"),
+        "message_id": pd.array([m.message_id for m in rows], dtype="string"),
+        "flow_control_key": pd.array([m.flow_control_key for m in rows], dtype="string"),
     })
 
 
@@ -525,22 +533,18 @@ def events_frame(events: Any) -> pd.DataFrame:
     """The events log, one row per delivery: ``time, state, workflow_run_id, step_name, message_id,
     url, label, response_status, error, next_delivery_at``; ``state`` is a category of the event
     states. ``events`` is an ``EventsPage``, a list of ``Event`` (or wire dicts), or ``q.iter_events()``."""
-    rows = _items_of(events, "events")
-
-    def col(name: str, wire: str) -> list[Any]:
-        return [_field(e, name, wire) for e in rows]
-
+    rows = _models(events, Event, "events")
     return pd.DataFrame({
-        "time": _utc(col("time", "time"), "ms"),
-        "state": _category(col("state", "state"), [s.value for s in EventState]),
-        "workflow_run_id": pd.array(col("workflow_run_id", "workflowRunId"), dtype="string"),
-        "step_name": pd.array(col("step_name", "stepName"), dtype="string"),
-        "message_id": pd.array(col("message_id", "messageId"), dtype="string"),
-        "url": pd.array(col("url", "url"), dtype="string"),
-        "label": pd.array(col("label", "label"), dtype="string"),
-        "response_status": pd.array(col("response_status", "responseStatus"), dtype="Int64"),
-        "error": pd.array(col("error", "error"), dtype="string"),
-        "next_delivery_at": _utc(col("next_delivery_time", "nextDeliveryTime"), "ms"),
+        "time": _utc([e.time for e in rows], "ms"),
+        "state": _category([e.state for e in rows], [s.value for s in EventState]),
+        "workflow_run_id": pd.array([e.workflow_run_id for e in rows], dtype="string"),
+        "step_name": pd.array([e.step_name for e in rows], dtype="string"),
+        "message_id": pd.array([e.message_id for e in rows], dtype="string"),
+        "url": pd.array([e.url for e in rows], dtype="string"),
+        "label": pd.array([e.label for e in rows], dtype="string"),
+        "response_status": pd.array([e.response_status for e in rows], dtype="Int64"),
+        "error": pd.array([e.error for e in rows], dtype="string"),
+        "next_delivery_at": _utc([e.next_delivery_time for e in rows], "ms"),
     })
 
 

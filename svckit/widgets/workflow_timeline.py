@@ -11,9 +11,9 @@ click handlers only translate UI events into those calls, so tests and scripts d
 same way a user does. What the widget shows is mirrored in traits (``run_count``, ``selected_run``,
 ``status``, ...).
 
-Drawing frames: :func:`runs_table` and :func:`steps_table` turn the client's models into the frames
-the figure builders in :mod:`svckit.widgets._plots` read. The step bar rule ("from createdAt to the
-next event") lives in :func:`steps_table`, not in the plot.
+Drawing frames: the widget draws what :func:`svckit.frames.runs_frame` (newest first) and
+:func:`svckit.frames.steps_frame` return; the run and step bar rules ("from createdAt to the next
+event") live there, not in the widget or the plot.
 """
 
 from __future__ import annotations
@@ -30,12 +30,10 @@ import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
-from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.models import RunState
 from svckit.widgets import _plots
 
-RUN_STATES = tuple(s.value for s in RunState)
 #: what the DLQ panel can do to the ticked entries, and the past tense its messages use.
 DLQ_ACTIONS = {"delete": "deleted", "resume": "resumed", "restart": "restarted"}
 #: logs pages hold at most 10 runs (spec, Limits); the widget stops after ``max_runs``.
@@ -45,52 +43,6 @@ PAGE_SIZE = 10
 def _value(x: Any) -> Any:
     """Enum members -> their value (the queue models keep unknown states as plain str)."""
     return getattr(x, "value", x)
-
-
-def run_key(run: Any) -> str:
-    """A run's identity: several runs may share a workflowRunId (a resumed run keeps it), so the key
-    is ``<workflowRunId>@<workflowRunCreatedAt ms>``."""
-    return f"{run.workflow_run_id}@{run.workflow_run_created_at}"
-
-
-def runs_table(runs: Sequence[Any]) -> pd.DataFrame:
-    """:func:`svckit.frames.runs_frame` plus the run ``key`` and ``label``, newest first: the frame
-    :func:`_plots.runs_gantt_figure` draws (row i of the frame is row i of the Gantt)."""
-    df = frames.runs_frame(list(runs))
-    df.insert(0, "key", pd.array([run_key(r) for r in runs], dtype="string"))
-    df["label"] = pd.array([getattr(r, "label", None) for r in runs], dtype="string")
-    return df.sort_values("created_at", ascending=False, kind="stable").reset_index(drop=True)
-
-
-def steps_table(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
-    """:func:`svckit.frames.steps_frame` of one run plus what the timeline draws:
-
-    * ``start``/``end``: the bar, from the step's createdAt to the next event. frames gives the next
-      group's start (or the run's completion); inside a sequential group that holds several steps
-      the next event is the following step of that group.
-    * ``running``: the run is still going and the step has no next event: its bar ends ``now``.
-      A failed or canceled run without a completion time ends its last steps where they started.
-    * ``retries``: how many earlier attempts of the same step name the run recorded (the service
-      records each failed attempt as its own STEP_RETRY entry before the next try).
-    """
-    df = frames.steps_frame([] if run is None else run)
-    now_ts = pd.Timestamp(now or datetime.now(timezone.utc))
-    df["start"] = df["created_at"]
-    end = df["next_event_at"].copy()
-    position = df.groupby("group", sort=False).cumcount()
-    following = df["created_at"].shift(-1)
-    same_seq_group = (df["group"].shift(-1) == df["group"]).fillna(False).astype(bool) & (
-        df["group_type"].astype("string") != "parallel").fillna(True).astype(bool)
-    end = end.where(~same_seq_group, following)
-    running = end.isna() & (run is not None and _value(run.workflow_state) == "RUN_STARTED")
-    end = end.where(~running, np.maximum(now_ts, df["start"]) if len(df) else end)
-    end = end.fillna(df["start"])
-    df["end"] = pd.to_datetime(end, utc=True)
-    df["duration"] = df["end"] - df["start"]
-    df["running"] = running.astype(bool)
-    df["position"] = position.astype("int64")
-    df["retries"] = df.groupby("step_name", sort=False).cumcount().astype("int64")
-    return df
 
 
 def _day_ms(d: date | None, *, end_of_day: bool) -> int | None:
@@ -127,13 +79,13 @@ class WorkflowTimeline(W.VBox):
         self.queue = queue
         self._now = now or (lambda: datetime.now(timezone.utc))
         self.runs: list[Any] = []
-        self.frame = runs_table([])
-        self.steps_frame = steps_table_empty()
+        self.frame = frames.runs_frame([])
+        self.steps_frame = frames.steps_frame([])
         self.last_resume: Any = None
         self.dlq_entries: list[Any] = []
         self.last_dlq_result: Any = None
 
-        self.w_state = W.Dropdown(options=[("any state", "")] + [(s, s) for s in RUN_STATES],
+        self.w_state = W.Dropdown(options=[("any state", "")] + [(s.value, s.value) for s in RunState],
                                   description="state", layout=W.Layout(width="210px"))
         self.w_url = W.Text(placeholder="workflow URL", description="URL", layout=W.Layout(width="320px"))
         self.w_run_id = W.Text(placeholder="run id", description="run id", layout=W.Layout(width="260px"))
@@ -275,7 +227,7 @@ class WorkflowTimeline(W.VBox):
         else:
             self.w_progress.bar_style = "success"
         self.runs = runs[: self.max_runs]
-        self.frame = runs_table(self.runs)
+        self.frame = frames.runs_frame(self.runs, newest_first=True)
         self.run_count = len(self.frame)
         more = " (capped: raise max runs to see more)" if cursor and len(runs) >= self.max_runs else ""
         self.status = f"{self.run_count:,} run(s){more}" if not self.error else f"error: {self.error}"
@@ -301,9 +253,9 @@ class WorkflowTimeline(W.VBox):
         if row is None:
             raise KeyError(f"run {run_id!r} is not among the {self.run_count} loaded run(s); adjust the filters")
         key = self.frame.at[row, "key"]
-        run = next(r for r in self.runs if run_key(r) == key)
+        run = next(r for r in self.runs if frames.run_key(r) == key)
         self.selected_run = key
-        self.steps_frame = steps_table(run, now=self._now())
+        self.steps_frame = frames.steps_frame(run, now=self._now())
         self._draw_steps(run)
         self._draw_gantt(selected=row)
         self.w_pick.unobserve(self._on_pick, names="value")
@@ -320,7 +272,7 @@ class WorkflowTimeline(W.VBox):
         """Resume is offered only for a failed run that still has a DLQ entry (a resumed run's entry
         is consumed; an old one may have expired)."""
         self.w_resume_msg.value = ""
-        if _value(run.workflow_state) != "RUN_FAILED":
+        if _value(run.workflow_state) != RunState.RUN_FAILED.value:
             self.w_resume.disabled, self.w_resume.tooltip = True, "Only failed runs can be resumed"
             return
         try:
@@ -334,7 +286,7 @@ class WorkflowTimeline(W.VBox):
     @property
     def selected(self) -> Any | None:
         """The selected run model, or None."""
-        return next((r for r in self.runs if run_key(r) == self.selected_run), None)
+        return next((r for r in self.runs if frames.run_key(r) == self.selected_run), None)
 
     def dlq_id_of(self, run: Any) -> str:
         """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
@@ -348,7 +300,13 @@ class WorkflowTimeline(W.VBox):
         raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
 
     def _iter_dlq(self) -> Iterator[Any]:
-        return paginate(lambda cursor: self.queue.dlq(cursor=cursor), "messages")
+        cursor = None
+        while True:
+            page = self.queue.dlq(cursor=cursor)
+            yield from page.messages
+            cursor = page.cursor
+            if not cursor:
+                return
 
     def load_dlq(self) -> pd.DataFrame:
         """Fetch every DLQ entry (page by page) into the DLQ list; ticked entries that are still there
@@ -403,7 +361,7 @@ class WorkflowTimeline(W.VBox):
             raise ValueError(f"run {run.workflow_run_id} is {_value(run.workflow_state)}; only a run in progress "
                              "can be canceled")
         self.queue.cancel(run.workflow_run_id)
-        key = run_key(run)
+        key = frames.run_key(run)
         self.refresh()
         if self._row_of(key) is not None:
             self.select_run(key)
@@ -417,7 +375,7 @@ class WorkflowTimeline(W.VBox):
         run = self.selected
         if run is None:
             raise LookupError("select a failed run first")
-        if _value(run.workflow_state) != "RUN_FAILED":
+        if _value(run.workflow_state) != RunState.RUN_FAILED.value:
             raise ValueError(f"run {run.workflow_run_id} is {_value(run.workflow_state)}; only failed runs resume")
         dlq_id = self.dlq_id_of(run)
         result = self.queue.resume(dlq_id, flow_control_key=flow_control_key or None,
@@ -477,7 +435,7 @@ class WorkflowTimeline(W.VBox):
         rows = []
         for s in self.steps_frame.itertuples():
             out = "" if s.out is None or pd.isna(s.out) else str(s.out)
-            dur = s.duration.total_seconds()
+            dur = (s.end - s.start).total_seconds()
             rows.append(
                 f"<tr><td>{s.group}{'∥' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
                 f"<td>{e(str(s.step_name))}</td><td>{e(str(s.step_type))}</td><td>{e(str(s.state))}</td>"
@@ -490,7 +448,7 @@ class WorkflowTimeline(W.VBox):
 
     def _clear_selection(self) -> None:
         self.selected_run = None
-        self.steps_frame = steps_table_empty()
+        self.steps_frame = frames.steps_frame([])
         self._replace(self.steps_fig, _plots.steps_figure(self.steps_frame))
         self.detail.value = "<i>Click a run in the chart (or pick it above) to see its steps.</i>"
         self.w_resume.disabled = True
@@ -593,7 +551,3 @@ class WorkflowTimeline(W.VBox):
         finally:
             self._close_confirm()
 
-
-def steps_table_empty() -> pd.DataFrame:
-    """The steps frame with no rows (nothing selected)."""
-    return steps_table(None)

@@ -161,7 +161,8 @@ def test_steps_frame_of_a_running_run_has_no_last_duration():
 
 def test_steps_frame_of_a_resumed_run_has_no_negative_duration():
     # a resumed run: its Initial step is new, the step it kept has the older time of the failed run
-    resumed = {"workflowRunId": "wfr_r", "workflowRunCreatedAt": 10_000, "workflowState": "RUN_STARTED", "steps": [
+    resumed = {"workflowRunId": "wfr_r", "workflowUrl": "http://127.0.0.1/wf", "workflowRunCreatedAt": 10_000,
+               "workflowState": "RUN_STARTED", "steps": [
         {"type": "sequential", "steps": [{"stepName": "init", "stepType": "Initial", "state": "STEP_SUCCESS",
                                           "createdAt": 10_000}]},
         {"type": "sequential", "steps": [{"stepId": 1, "stepName": "kept", "stepType": "Run",

@@ -9,8 +9,9 @@ import plotly.graph_objects as go
 import pytest
 from plotly.callbacks import Points
 
+from svckit import frames
 from svckit.widgets import _plots
-from svckit.widgets.workflow_timeline import WorkflowTimeline, steps_table
+from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.widgets2.fakes import T0, FakeQueue, make_run
 
 NOW = datetime.fromtimestamp((T0 + 86_400_000) / 1000, tz=timezone.utc)
@@ -106,7 +107,7 @@ def test_running_step_extends_to_now(queue):
     last = steps.iloc[-1]
     assert bool(last["running"]) and last["end"] == NOW
     assert "running" in w.detail.value
-    done = steps_table(make_run(0, "RUN_SUCCESS"))
+    done = frames.steps_frame(make_run(0, "RUN_SUCCESS"))
     assert not done["running"].any()
 
 
