@@ -30,6 +30,7 @@ import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
+from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.models import RunState
 from svckit.widgets import _plots
@@ -300,13 +301,7 @@ class WorkflowTimeline(W.VBox):
         raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
 
     def _iter_dlq(self) -> Iterator[Any]:
-        cursor = None
-        while True:
-            page = self.queue.dlq(cursor=cursor)
-            yield from page.messages
-            cursor = page.cursor
-            if not cursor:
-                return
+        return paginate(lambda cursor: self.queue.dlq(cursor=cursor), "messages")
 
     def load_dlq(self) -> pd.DataFrame:
         """Fetch every DLQ entry (page by page) into the DLQ list; ticked entries that are still there
