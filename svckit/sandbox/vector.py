@@ -44,15 +44,8 @@ from starlette.routing import Route
 
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
-from svckit.vector.local import (
-    EmbeddingModelMissing,
-    FilterSyntaxError,
-    InvalidRequest,
-    LocalIndex,
-    get_embedder,
-    load_demo_corpus,
-)
-from svckit.vector.local.request import parse_delete, parse_fetch
+from svckit.vector.local import LocalIndex, get_embedder, load_demo_corpus
+from svckit.vector.local.dispatch import OPERATIONS, error_status
 
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},
@@ -62,42 +55,6 @@ INDEXES: dict[str, dict[str, Any]] = {
 }
 SEEDED_INDEXES = ("dense", "sparse", "hybrid")
 SEED_BATCH = 64
-
-
-def _fetch(index: LocalIndex, body: Any, namespace: str) -> Any:
-    key, value, inc = parse_fetch(body)
-    return index.fetch(None if key == "prefix" else value, namespace, prefix=value if key == "prefix" else None,
-                       include_metadata=inc.metadata, include_vectors=inc.vectors, include_data=inc.data)
-
-
-def _delete(index: LocalIndex, body: Any, namespace: str) -> Any:
-    key, value = parse_delete(body)
-    return {"deleted": index.delete(**{key: value}, namespace=namespace)}
-
-
-def _success(_done: object) -> str:
-    """The reply of operations that answer the string "Success" once the call (the argument) is done."""
-    return "Success"
-
-
-#: operation -> (index, body, namespace, query params) -> result; each runs in a worker thread
-OPERATIONS: dict[str, Any] = {
-    "query-data": lambda ix, body, ns, q: ix.query(body, ns),
-    "query": lambda ix, body, ns, q: ix.query(body, ns, text=False),
-    "resumable-query-data": lambda ix, body, ns, q: ix.resumable_start(body, ns),
-    "resumable-query": lambda ix, body, ns, q: ix.resumable_start(body, ns, text=False),
-    "resumable-query-next": lambda ix, body, ns, q: ix.resumable_next(body),
-    "resumable-query-end": lambda ix, body, ns, q: _success(ix.resumable_end(body)),
-    "upsert-data": lambda ix, body, ns, q: _success(ix.upsert_data(body, ns)),
-    "upsert": lambda ix, body, ns, q: _success(ix.upsert(body, ns)),
-    "fetch": lambda ix, body, ns, q: _fetch(ix, body, ns),
-    "range": lambda ix, body, ns, q: ix.range(body, ns),
-    "delete": lambda ix, body, ns, q: _delete(ix, body, ns),
-    "update": lambda ix, body, ns, q: ix.update(body, ns),
-    "reset": lambda ix, body, ns, q: _success(ix.reset(ns, all="all" in q)),
-    "list-namespaces": lambda ix, body, ns, q: ix.namespaces(),
-    "delete-namespace": lambda ix, body, ns, q: _success(ix.delete_namespace(ns)),
-}
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -227,14 +184,11 @@ class VectorArea(Area):
         params = request.query_params
         try:
             result = await anyio.to_thread.run_sync(lambda: handler(index, body, namespace, params))
-        except EmbeddingModelMissing as exc:
-            return _error(str(exc), 422)
-        except FilterSyntaxError as exc:
-            return _error(str(exc), 400)
-        except InvalidRequest as exc:
-            return _error(str(exc), exc.status)
-        except ValueError as exc:
-            return _error(str(exc), 400)
+        except Exception as exc:
+            status = error_status(exc)
+            if status is None:
+                raise
+            return _error(str(exc), status)
         return JSONResponse({"result": result})
 
     def app(self) -> Starlette:

@@ -39,6 +39,38 @@ class MetadataUpdateMode(StrEnum):
     PATCH = "PATCH"
 
 
+#: the index kinds a text query runs on, and the kind-specific query options each accepts (spec B:
+#: weighting for sparse and hybrid, fusion and query mode for hybrid only)
+KIND_OPTIONS: dict[str, frozenset[str]] = {
+    "dense": frozenset(),
+    "sparse": frozenset({"weighting_strategy"}),
+    "hybrid": frozenset({"weighting_strategy", "fusion_algorithm", "query_mode"}),
+}
+KINDS = tuple(KIND_OPTIONS)
+
+
+class QueryOptions(BaseModel):
+    """The options of a text query (the keyword arguments of ``query_data``), checked once."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    top_k: int = Field(10, ge=1)
+    include_metadata: bool = False
+    include_vectors: bool = False
+    include_data: bool = False
+    filter: str = ""
+    weighting_strategy: WeightingStrategy | None = None
+    fusion_algorithm: FusionAlgorithm | None = None
+    query_mode: QueryMode | None = None
+    namespace: str = ""
+
+    def for_kind(self, kind: str) -> QueryOptions:
+        """These options without the ones ``kind`` does not accept, so a dense index is never sent
+        hybrid options."""
+        dropped = set().union(*KIND_OPTIONS.values()) - KIND_OPTIONS[kind]
+        return self.model_copy(update=dict.fromkeys(dropped))
+
+
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True)
 

@@ -45,11 +45,12 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import ConfigError, EmbeddingModelRequired, SvcError
-from svckit.vector.models import FusionAlgorithm, QueryMode
+from svckit.vector.client import KIND_SETTINGS
+from svckit.vector.local_client import LocalVector, VectorQueries
+from svckit.vector.models import KINDS, FusionAlgorithm, QueryMode, QueryOptions
 from svckit.widgets import _plots
 from svckit.widgets._common import frame_html, style_widget
 
-KINDS = ("dense", "sparse", "hybrid")
 MODES = tuple(m.value for m in QueryMode)
 FUSIONS = tuple(f.value for f in FusionAlgorithm)
 PROJECTION_TAB = 2
@@ -59,8 +60,6 @@ MAP_CAP = 2_000  # at most this many vectors are fetched and projected on a map
 SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (listed without vectors)
 ID_PAGE = 1_000  # ids per range request while listing them
 FETCH_CHUNK = 500  # ids per fetch request
-#: index kind -> the Settings attribute holding its URL (SVC_VECTOR_URL is the dense index).
-KIND_SETTINGS = {"dense": "vector_url", "sparse": "vector_sparse_url", "hybrid": "vector_hybrid_url"}
 
 
 def _local_api() -> Any:
@@ -88,17 +87,11 @@ def _filter_error_type() -> type[Exception]:
 
 # -- results as frames ------------------------------------------------------------------------------
 
-def _field(item: Any, wire: str, attr: str) -> Any:
-    if isinstance(item, Mapping):
-        return item.get(wire, item.get(attr))
-    return getattr(item, attr, None)
-
-
 def hits_table(items: Sequence[Any]) -> pd.DataFrame:
     """:func:`svckit.frames.query_frame` of one query's hits, with ``rank`` counted from 1 (it is
     what the table and the charts show) and ``sparse_terms``, the sparse vector's size.
 
-    Accepts the client's QueryResult models or the wire dicts of the local index."""
+    Accepts the clients' QueryResult models (or their dicts)."""
     df = frames.query_frame(list(items))
     df["rank"] = (df["rank"] + 1).astype("int64")
     df["score"] = df["score"].astype("float64")
@@ -132,108 +125,9 @@ def hits_html(df: pd.DataFrame, *, max_chars: int = 160) -> str:
     return frame_html(show)
 
 
-# -- backends ---------------------------------------------------------------------------------------
+# -- browsing ---------------------------------------------------------------------------------------
 
-@dataclass
-class QueryParams:
-    top_k: int = 10
-    namespace: str = ""
-    filter: str = ""
-    include_metadata: bool = True
-    include_vectors: bool = False
-    include_data: bool = True
-    query_mode: str | None = None
-    fusion_algorithm: str | None = None
-    weighting_strategy: str | None = None
-
-    def for_kind(self, kind: str) -> QueryParams:
-        """Drop the options that do not apply to ``kind`` (spec B: weighting for sparse and hybrid,
-        fusion and query mode for hybrid only), so a dense index is never sent hybrid options."""
-        out = QueryParams(**self.__dict__)
-        if kind != "hybrid":
-            out.query_mode = out.fusion_algorithm = None
-        if kind == "dense":
-            out.weighting_strategy = None
-        return out
-
-    def wire(self, text: str) -> dict[str, Any]:
-        req: dict[str, Any] = {"data": text, "topK": self.top_k, "includeMetadata": self.include_metadata,
-                               "includeVectors": self.include_vectors, "includeData": self.include_data,
-                               "filter": self.filter}
-        for name, value in (("queryMode", self.query_mode), ("fusionAlgorithm", self.fusion_algorithm),
-                            ("weightingStrategy", self.weighting_strategy)):
-            if value:
-                req[name] = value
-        return req
-
-
-class RemoteBackend:
-    """Queries the service through a :class:`svckit.vector.Vector` client."""
-
-    where = "remote"
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    def query(self, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
-        out = self.client.query_data(
-            list(texts) if len(texts) > 1 else texts[0], top_k=p.top_k, include_metadata=p.include_metadata,
-            include_vectors=p.include_vectors, include_data=p.include_data, filter=p.filter,
-            weighting_strategy=p.weighting_strategy, fusion_algorithm=p.fusion_algorithm,
-            query_mode=p.query_mode, namespace=p.namespace)
-        if len(texts) == 1:
-            return [out[0] if out and isinstance(out[0], list) else out]
-        return out
-
-    def namespaces(self) -> list[str]:
-        return self.client.list_namespaces()
-
-    def info(self) -> Any:
-        return self.client.info()
-
-    def page(self, namespace: str, cursor: str, limit: int, *, vectors: bool = False) -> tuple[list[Any], str]:
-        """One ``range`` page (metadata and data always, vectors when asked) and the next cursor."""
-        page = self.client.range(cursor, limit, namespace=namespace, include_metadata=True, include_data=True,
-                                 include_vectors=vectors)
-        return list(page.vectors), page.next_cursor
-
-    def fetch(self, ids: Sequence[str], namespace: str, *, vectors: bool = True) -> list[Any]:
-        return self.client.fetch(list(ids), namespace=namespace, include_metadata=True, include_data=True,
-                                 include_vectors=vectors)
-
-
-class LocalBackend:
-    """Queries a :class:`LocalIndex` in this kernel (built lazily, demo corpus loaded once)."""
-
-    where = "local"
-
-    def __init__(self, index: Any) -> None:
-        self.index = index
-
-    def query(self, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
-        out = []
-        for text in texts:
-            res = self.index.query(p.wire(text), namespace=p.namespace)
-            out.append(res[0] if res and isinstance(res[0], list) else res)
-        return out
-
-    def namespaces(self) -> list[str]:
-        return self.index.namespaces()
-
-    def info(self) -> Any:
-        return self.index.info()
-
-    def page(self, namespace: str, cursor: str, limit: int, *, vectors: bool = False) -> tuple[list[Any], str]:
-        page = self.index.range({"cursor": cursor, "limit": limit, "includeMetadata": True, "includeData": True,
-                                 "includeVectors": vectors}, namespace)
-        return page["vectors"], page["nextCursor"]
-
-    def fetch(self, ids: Sequence[str], namespace: str, *, vectors: bool = True) -> list[Any]:
-        return self.index.fetch(list(ids), namespace, include_metadata=True, include_data=True,
-                                include_vectors=vectors)
-
-
-def sample_records(backend: Any, namespace: str, *, cap: int | None = None,
+def sample_records(client: VectorQueries, namespace: str, *, cap: int | None = None,
                    scan: int | None = None) -> tuple[list[Any], int]:
     """Up to ``cap`` (:data:`MAP_CAP`) records of a namespace with their vectors, a random sample (fixed
     seed, so the map is stable) of its first ``scan`` (:data:`SCAN_CAP`) ids in id order, and how many
@@ -243,20 +137,22 @@ def sample_records(backend: Any, namespace: str, *, cap: int | None = None,
     ids: list[str] = []
     cursor = ""
     while len(ids) < scan:
-        records, cursor = backend.page(namespace, cursor, min(ID_PAGE, scan - len(ids)))
-        ids += [str(_field(r, "id", "id")) for r in records]
+        page = client.range(cursor, min(ID_PAGE, scan - len(ids)), namespace=namespace)
+        ids += [r.id for r in page.vectors]
+        cursor = page.next_cursor
         if not cursor:
             break
     # a seeded random sample: an even stride would alias with ids that cycle through groups
     chosen = ids if len(ids) <= cap else sorted(random.Random(0).sample(ids, cap))
     out: list[Any] = []
     for start in range(0, len(chosen), FETCH_CHUNK):
-        out += [r for r in backend.fetch(chosen[start:start + FETCH_CHUNK], namespace) if r is not None]
+        out += [r for r in client.fetch(chosen[start:start + FETCH_CHUNK], namespace=namespace,
+                                        include_vectors=True) if r is not None]
     return out, len(ids)
 
 
 def _flat_metadata(record: Any) -> dict[str, Any]:
-    meta = _field(record, "metadata", "metadata") or {}
+    meta = record.metadata or {}
     return {k: v for k, v in meta.items() if not isinstance(v, (dict, list))}
 
 
@@ -264,24 +160,28 @@ def record_html(record: Any, namespace: str = "") -> str:
     """One stored vector in full: id, namespace, data, metadata (JSON), dense and sparse vector."""
     if record is None:
         return "<i>no such id in this namespace</i>"
-    rows = [("id", html.escape(str(_field(record, "id", "id")))), ("namespace", html.escape(namespace or "(default)"))]
-    data = _field(record, "data", "data")
-    if data is not None:
-        rows.append(("data", html.escape(data)))
-    meta = _field(record, "metadata", "metadata")
+    rows = [("id", html.escape(record.id)), ("namespace", html.escape(namespace or "(default)"))]
+    if record.data is not None:
+        rows.append(("data", html.escape(record.data)))
+    meta = record.metadata
     if meta:
         rows.append(("metadata", f"<pre style='margin:0'>{html.escape(json.dumps(meta, indent=2, default=str))}</pre>"))
-    vector = _field(record, "vector", "vector")
+    vector = record.vector
     if vector:
         head = ", ".join(f"{x:.4f}" for x in list(vector)[:8])
         rows.append(("vector", f"[{head}, …] ({len(vector)} dims, norm {np.linalg.norm(vector):.3f})"))
-    sparse = _field(record, "sparseVector", "sparse_vector")
+    sparse = record.sparse_vector
     if sparse is not None:
-        pairs = list(zip(_field(sparse, "indices", "indices"), _field(sparse, "values", "values")))
+        pairs = list(zip(sparse.indices, sparse.values))
         shown = ", ".join(f"{i}: {v:.3f}" for i, v in pairs[:10])
         rows.append(("sparse vector", f"{{{shown}{', …' if len(pairs) > 10 else ''}}} ({len(pairs)} non-zero)"))
     cells = "".join(f"<tr><th style='text-align:left;vertical-align:top'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table class='svc-table svckit-record-table'>{cells}</table>"
+
+
+def _where(client: VectorQueries) -> str:
+    """Where a client's answers come from, as the widget says it."""
+    return "local index" if isinstance(client, LocalVector) else "service"
 
 
 @dataclass
@@ -322,6 +222,7 @@ class LocalCorpus:
         self._items = items
         self.namespace = namespace
         self._indexes: dict[str, Any] = {}
+        self._clients: dict[str, LocalVector] = {}
 
     @property
     def items(self) -> Sequence[Any]:
@@ -335,6 +236,12 @@ class LocalCorpus:
             idx.upsert_data(self.items, namespace=self.namespace)
             self._indexes[kind] = idx
         return self._indexes[kind]
+
+    def client(self, kind: str) -> LocalVector:
+        """The :class:`LocalVector` client of the ``kind`` index."""
+        if kind not in self._clients:
+            self._clients[kind] = LocalVector(self.index(kind))
+        return self._clients[kind]
 
 
 # -- the widget --------------------------------------------------------------------------------------
@@ -370,12 +277,12 @@ class VectorPlayground(W.VBox):
     map_count = T.Int(0)  # vectors on the Browse map
     record_id = T.Unicode("")
 
-    def __init__(self, clients: Mapping[str, Any] | None = None, *, corpus: LocalCorpus | None = None,
-                 not_configured: Mapping[str, str] | None = None, query: str = "", index_kind: str = "hybrid",
+    def __init__(self, clients: Mapping[str, VectorQueries | None] | None = None, *,
+                 corpus: LocalCorpus | None = None, not_configured: Mapping[str, str] | None = None, query: str = "", index_kind: str = "hybrid",
                  autorun: bool = True, **kwargs: Any) -> None:
         """``clients`` maps an index kind to its Vector client; kinds without one use the local
-        index, with the reason from ``not_configured`` (or a default) in the banner."""
-        self._remote = {k: RemoteBackend(c) for k, c in (clients or {}).items() if c is not None}
+        index (a :class:`LocalVector`), with the reason from ``not_configured`` (or a default) in the banner."""
+        self._remote = {k: c for k, c in (clients or {}).items() if c is not None}
         self._not_configured = dict(not_configured or {})
         self._failed_remote: dict[str, str] = {}  # kind -> why it fell back (422)
         self.corpus = corpus or LocalCorpus()
@@ -527,12 +434,12 @@ class VectorPlayground(W.VBox):
         return cls(clients, not_configured=missing, **kwargs)
 
     # -- public -------------------------------------------------------------------------------------
-    def params(self, kind: str | None = None) -> QueryParams:
-        """The request the controls describe, trimmed to what ``kind`` accepts."""
-        p = QueryParams(top_k=self.top_k, namespace=self.namespace.strip(), filter=self.filter_text,
-                        include_metadata=self.include_metadata, include_vectors=self.include_vectors,
-                        include_data=self.include_data, query_mode=self.query_mode,
-                        fusion_algorithm=self.fusion, weighting_strategy=self.weighting or None)
+    def params(self, kind: str | None = None) -> QueryOptions:
+        """The query options the controls describe, trimmed to what ``kind`` accepts."""
+        p = QueryOptions(top_k=self.top_k, namespace=self.namespace.strip(), filter=self.filter_text,
+                         include_metadata=self.include_metadata, include_vectors=self.include_vectors,
+                         include_data=self.include_data, query_mode=self.query_mode,
+                         fusion_algorithm=self.fusion, weighting_strategy=self.weighting or None)
         return p.for_kind(kind or self.index_kind)
 
     def query(self, text: str | None = None) -> pd.DataFrame:
@@ -553,7 +460,7 @@ class VectorPlayground(W.VBox):
         try:
             self._applied_filter = self.filter_text
             self.hits = hits_table(self._run(self.index_kind, [self.query_text], self.params())[0])
-        except (SvcError, ValueError) as exc:  # ValueError: the local index refusing a request
+        except SvcError as exc:
             self.status = f"query failed: {exc}"
             self._show_status(error=True)
             return self.hits
@@ -576,10 +483,10 @@ class VectorPlayground(W.VBox):
         base = self.params("hybrid")
         self.by_mode = {}
         for mode in ("DENSE", "SPARSE", "HYBRID"):
-            p = QueryParams(**{**base.__dict__, "query_mode": mode})
+            p = base.model_copy(update={"query_mode": QueryMode(mode)})
             try:
                 self.by_mode[mode] = hits_table(self._run("hybrid", [self.query_text], p)[0])
-            except (SvcError, ValueError) as exc:
+            except SvcError as exc:
                 self.by_mode[mode] = hits_table([])
                 self.status += f"; {mode} comparison failed: {exc}"
         self._replace(self.rank_fig, _plots.rank_shift_figure(self.by_mode, title="Rank shift across query modes"))
@@ -615,12 +522,12 @@ class VectorPlayground(W.VBox):
     def _map_vectors(self, kind: str, namespace: str) -> tuple[list[str], np.ndarray, pd.DataFrame, str]:
         """The vectors to project: a sample (:func:`sample_records`) of what the namespace holds, from
         the service when the kind is remote, else from the local index."""
-        backend = self._backend(kind)
-        records, listed = sample_records(backend, namespace)
-        records = [r for r in records if _field(r, "vector", "vector")]
-        ids = [str(_field(r, "id", "id")) for r in records]
-        matrix = np.asarray([_field(r, "vector", "vector") for r in records], dtype=np.float32).reshape(len(ids), -1)
-        source = "service" if isinstance(backend, RemoteBackend) else "local index"
+        client = self._client(kind)
+        records, listed = sample_records(client, namespace)
+        records = [r for r in records if r.vector]
+        ids = [r.id for r in records]
+        matrix = np.asarray([r.vector for r in records], dtype=np.float32).reshape(len(ids), -1)
+        source = _where(client)
         if listed > len(records):
             source += f", {len(records):,} sampled of {listed:,}{'+' if listed >= SCAN_CAP else ''}"
         return ids, matrix, pd.DataFrame([_flat_metadata(r) for r in records]), source
@@ -674,7 +581,7 @@ class VectorPlayground(W.VBox):
             return []
         try:
             results = self._run(self.index_kind, lines, self.params())
-        except (SvcError, ValueError) as exc:
+        except SvcError as exc:
             self.batch_box.children = [W.HTML(f"<span style='color:#d62728'>{html.escape(str(exc))}</span>")]
             return []
         self.batch_hits = [hits_table(r) for r in results]
@@ -688,7 +595,7 @@ class VectorPlayground(W.VBox):
     # -- browsing ---------------------------------------------------------------------------------------
     def list_namespaces(self) -> list[str]:
         """The selected index's namespaces (the default one is ""), also offered in the Browse tab."""
-        names = list(self._backend(self.index_kind).namespaces())
+        names = list(self._client(self.index_kind).list_namespaces())
         self.namespace_names = names
         suspended, self._suspend = self._suspend, True
         self.w_browse_ns.options = [(n or "(default)", n) for n in names]
@@ -708,16 +615,15 @@ class VectorPlayground(W.VBox):
                 suspended, self._suspend = self._suspend, True
                 self.browse_namespace = namespace
                 self._suspend = suspended
-            counts = frames.namespaces_frame(self._backend(self.index_kind).info())
+            counts = frames.namespaces_frame(self._client(self.index_kind).info())
             counts["namespace"] = counts["namespace"].replace("", "(default)")
-            where = "service" if isinstance(self._backend(self.index_kind), RemoteBackend) else "local index"
-            self.w_browse_info.value = (f"<div><b>{self.index_kind}</b> index ({where}): "
+            self.w_browse_info.value = (f"<div><b>{self.index_kind}</b> index ({_where(self._client(self.index_kind))}): "
                                         f"{int(counts['vector_count'].sum()):,} vectors in {len(counts)} "
                                         f"namespace(s)</div>{frame_html(counts)}")
             self.browse_count, self.browse_cursor = 0, ""
             page = self._load_page("")
             self.map_index()
-        except (SvcError, ValueError, LookupError) as exc:
+        except (SvcError, LookupError) as exc:
             self.w_browse_info.value = f"<span style='color:#d62728'>browse failed: {html.escape(str(exc))}</span>"
             return frames.records_frame([])
         return page
@@ -727,7 +633,9 @@ class VectorPlayground(W.VBox):
         return self._load_page(self.browse_cursor) if self.browse_cursor else frames.records_frame([])
 
     def _load_page(self, cursor: str) -> pd.DataFrame:
-        records, self.browse_cursor = self._backend(self.index_kind).page(self.browse_namespace, cursor, BROWSE_PAGE)
+        page = self._client(self.index_kind).range(cursor, BROWSE_PAGE, namespace=self.browse_namespace,
+                                                   include_metadata=True, include_data=True)
+        records, self.browse_cursor = page.vectors, page.next_cursor
         first = self.browse_count + 1
         self.browse_count += len(records)
         self.browse_records = frames.records_frame(records)
@@ -776,31 +684,33 @@ class VectorPlayground(W.VBox):
         the Results tab is looked up in the query's namespace. Returns the record (None if missing)."""
         ns = self.namespace.strip() if namespace is None else namespace
         try:
-            self.record = self._backend(self.index_kind).fetch([vector_id], ns)[0]
+            self.record = self._client(self.index_kind).fetch([vector_id], namespace=ns, include_vectors=True)[0]
             shown = record_html(self.record, ns)
-        except (SvcError, ValueError) as exc:
+        except SvcError as exc:
             self.record = None
             shown = f"<span style='color:#d62728'>fetch failed: {html.escape(str(exc))}</span>"
         self.w_record.value = self.w_hit_record.value = shown
         return self.record
 
     # -- internals ------------------------------------------------------------------------------------
-    def _backend(self, kind: str) -> Any:
+    def _client(self, kind: str) -> VectorQueries:
+        """The client the ``kind`` queries go to: the service's, or the local index's when the kind
+        is not configured or its index answered 422."""
         if kind in self._remote and kind not in self._failed_remote:
             return self._remote[kind]
-        return LocalBackend(self.corpus.index(kind))
+        return self.corpus.client(kind)
 
-    def _run(self, kind: str, texts: Sequence[str], p: QueryParams) -> list[list[Any]]:
-        backend = self._backend(kind)
+    def _run(self, kind: str, texts: Sequence[str], p: QueryOptions) -> list[list[Any]]:
+        """One list of hits per text, from the ``kind`` index (falling back to the local one on 422)."""
+        data = texts[0] if len(texts) == 1 else list(texts)
         try:
-            out = backend.query(texts, p)
+            out = self._client(kind).query_data(data, **p.model_dump())
         except EmbeddingModelRequired as exc:
             self._failed_remote[kind] = f"the {kind} index answered 422 (no embedding model): {exc}"
-            out = self._backend(kind).query(texts, p)
+            out = self._client(kind).query_data(data, **p.model_dump())
         if kind == self.index_kind:
-            self.backend = self._backend(kind).where
             self._update_banner()
-        return out
+        return out if len(texts) > 1 else [out]
 
     def _update_banner(self) -> None:
         kind = self.index_kind

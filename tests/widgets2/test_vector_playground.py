@@ -172,7 +172,7 @@ def test_browse_tab_lists_namespaces_pages_maps_and_fetches_a_record(playground,
     assert playground.browse_fig.layout.title.text.startswith("hybrid index, namespace (default): PCA of")
     assert {t.name for t in playground.browse_fig.data} >= {"pets", "finance", "food"}  # coloured by genre
     playground.w_record_id.value = "doc-7"
-    assert playground.record["id"] == "doc-7" and "sourdough" in playground.w_record.value
+    assert playground.record.id == "doc-7" and "sourdough" in playground.w_record.value
     assert "384 dims" in playground.w_record.value and "sparse vector" in playground.w_record.value
     playground.w_record_id.value = "no-such-id"
     assert playground.record is None and "no such id" in playground.w_record.value
@@ -183,7 +183,7 @@ def test_a_hit_of_the_results_tab_opens_in_full(playground):
     assert playground.w_hit_pick.options[0] == "doc-7"
     playground.w_hit_pick.value = "doc-7"
     playground.w_hit_fetch.click()
-    assert "sourdough" in playground.w_hit_record.value and playground.record["id"] == "doc-7"
+    assert "sourdough" in playground.w_hit_record.value and playground.record.id == "doc-7"
 
 
 def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(sandbox, monkeypatch):
