@@ -44,6 +44,7 @@ __all__ = [
     "ACCOUNT_LIMITS",
     "KEY_TYPES",
     "account_limits_frame",
+    "comparison_frame",
     "format_bytes",
     "format_limit",
     "keys_frame",
@@ -654,3 +655,16 @@ def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None)
         frame[col] = frame[col].astype("string")
     frame["value"] = frame["value"].astype("object")
     return frame
+
+
+def comparison_frame(limits: pd.DataFrame) -> pd.DataFrame:
+    """The numeric rows of an :func:`account_limits_frame` made with ``compare``, plus
+    ``current_pct`` and ``compare_pct``: both values as a share (0-100) of the larger one, so limits
+    of very different magnitudes share one axis (a missing value counts as 0)."""
+    numeric = limits[limits["numeric"].notna()].copy()
+    other = pd.to_numeric(numeric["compare"], errors="coerce").astype("Float64")
+    current = numeric["numeric"].astype("Float64")
+    top = pd.concat([current, other], axis=1).max(axis=1).replace(0, pd.NA)
+    numeric["current_pct"] = (current / top * 100).fillna(0).astype(float)
+    numeric["compare_pct"] = (other / top * 100).fillna(0).astype(float)
+    return numeric

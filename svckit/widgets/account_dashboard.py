@@ -45,18 +45,6 @@ def _plain(value: Any) -> str:
     return str(getattr(value, "value", value) or "")
 
 
-def comparison_frame(limits: pd.DataFrame) -> pd.DataFrame:
-    """Numeric limits of a frame with a ``compare`` column, with both values as a share (0-100) of the
-    larger one, so limits of very different magnitudes share one axis."""
-    numeric = limits[limits["numeric"].notna()].copy()
-    other = pd.to_numeric(numeric["compare"], errors="coerce").astype("Float64")
-    current = numeric["numeric"].astype("Float64")
-    top = pd.concat([current, other], axis=1).max(axis=1).replace(0, pd.NA)
-    numeric["current_pct"] = (current / top * 100).fillna(0).astype(float)
-    numeric["compare_pct"] = (other / top * 100).fillna(0).astype(float)
-    return numeric
-
-
 class AccountDashboard(W.VBox):
     """``AccountDashboard(account, presets=PLAN_PRESETS)`` with an ``svckit.account.Account`` client
     and, to compare with, plan name -> limit values (``compare_plan`` picks the one shown)."""
@@ -255,7 +243,7 @@ class AccountDashboard(W.VBox):
     def _render_chart(self) -> None:
         if "compare" not in self.limits:
             return
-        cmp = comparison_frame(self.limits)
+        cmp = frames.comparison_frame(self.limits)
         labels = [f"{lab} ({unit})" if unit else lab for lab, unit in zip(cmp["label"], cmp["unit"])]
         current_plan = _plain(getattr(self.account, "plan", "current"))
         with self.figure.batch_update():

@@ -174,6 +174,50 @@ def test_steps_frame_of_a_resumed_run_has_no_negative_duration():
     assert pd.isna(df["duration"].iloc[2])
 
 
+def test_runs_frame_keys_runs_that_share_an_id_and_orders_newest_first():
+    resumed = {**RUN, "workflowRunCreatedAt": RUN["workflowRunCreatedAt"] + 60_000, "label": "again",
+               "workflowState": "RUN_STARTED", "workflowRunCompletedAt": None}
+    df = frames.runs_frame([RUN, resumed], newest_first=True)
+    assert df["key"].tolist() == ["wfr_1@1700000060000", "wfr_1@1700000000000"]
+    assert df["label"].tolist()[0] == "again" and pd.isna(df["label"].iloc[1])
+    assert frames.runs_frame([RUN, resumed])["key"].iloc[0] == "wfr_1@1700000000000"
+
+
+def test_frames_reject_a_run_that_is_not_a_run():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        frames.runs_frame([{"workflowRunId": "wfr_x"}])  # no url, no state, no creation time
+
+
+def test_steps_frame_bars_end_at_the_next_event_or_now():
+    seq = {**RUN, "workflowState": "RUN_STARTED", "workflowRunCompletedAt": None, "steps": [
+        {"type": "sequential", "steps": [
+            {"stepName": "init", "stepType": "Initial", "state": "STEP_SUCCESS", "createdAt": 1_000},
+            {"stepId": 1, "stepName": "call", "stepType": "Run", "state": "STEP_RETRY", "createdAt": 3_000},
+            {"stepId": 1, "stepName": "call", "stepType": "Run", "state": "STEP_PROGRESS", "createdAt": 7_000}]}]}
+    now = pd.Timestamp(20_000, unit="ms", tz="UTC")
+    df = frames.steps_frame(seq, now=now.to_pydatetime())
+    # inside a sequential group a bar ends where the following step starts; the last one runs until now
+    assert df["end"].tolist() == [pd.Timestamp(3_000, unit="ms", tz="UTC"), pd.Timestamp(7_000, unit="ms", tz="UTC"),
+                                  now]
+    assert df["running"].tolist() == [False, False, True]
+    assert df["position"].tolist() == [0, 1, 2] and df["retries"].tolist() == [0, 0, 1]
+    # a failed run without a completion time: the last bar ends where it started, nothing runs
+    failed = frames.steps_frame({**seq, "workflowState": "RUN_FAILED"}, now=now.to_pydatetime())
+    assert failed["end"].iloc[-1] == failed["start"].iloc[-1] and not failed["running"].any()
+    assert frames.steps_frame([]).empty and "end" in frames.steps_frame([]).columns
+
+
+def test_comparison_frame_puts_both_plans_on_one_scale():
+    other = {**ACCOUNT, "max_retries": 12, "max_message_size": 4 * 1048576}
+    cmp = frames.comparison_frame(frames.account_limits_frame(ACCOUNT, compare=other)).set_index("limit")
+    assert cmp.loc["max_retries", "current_pct"] == 25.0 and cmp.loc["max_retries", "compare_pct"] == 100.0
+    assert cmp.loc["max_message_size", "current_pct"] == 25.0
+    assert cmp.loc["max_topics", "current_pct"] == cmp.loc["max_topics", "compare_pct"] == 100.0
+    assert "prod_pack_enabled" not in cmp.index  # not a number: not on the chart
+
+
 ACCOUNT = {
     "customer_id": "me@example.com", "id": "u-1", "token": "secret-token-value-1234", "password": "pw-secret",
     "active": True, "state": "active", "last_plan_upgrade_time": 0, "max_message_size": 1048576,
