@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import unquote
 
 import httpx
@@ -29,6 +29,7 @@ from svckit.vector.models import IndexInfo, QueryResult, RangeResult, VectorReco
 LOCAL_URL = "http://127.0.0.1/local-index"
 
 
+@runtime_checkable
 class VectorQueries(Protocol):
     """What a widget asks of a vector index: text queries, browsing, statistics. :class:`Vector`,
     :class:`LocalVector` and the tests' fakes all satisfy it."""

@@ -526,7 +526,7 @@ class VectorPlayground(W.VBox):
         records, listed = sample_records(client, namespace)
         records = [r for r in records if r.vector]
         ids = [r.id for r in records]
-        matrix = np.asarray([r.vector for r in records], dtype=np.float32).reshape(len(ids), -1)
+        matrix = np.asarray([r.vector for r in records], dtype=np.float32).reshape(len(ids), -1 if ids else 0)
         source = _where(client)
         if listed > len(records):
             source += f", {len(records):,} sampled of {listed:,}{'+' if listed >= SCAN_CAP else ''}"

@@ -9,6 +9,7 @@ import itertools
 from typing import Any
 
 from svckit.queue.models import DlqMessage, DlqPage, LogsPage, ResumeResult, WorkflowRun
+from svckit.vector.models import IndexInfo, QueryResult, RangeResult, VectorRecord
 
 T0 = 1_763_800_000_000  # ms
 
@@ -88,3 +89,37 @@ class FakeQueue:
                        label=old.label)
         self.runs.append(new)
         return ResumeResult(workflow_run_id=new.workflow_run_id, workflow_created_at=created)
+
+
+class RecordingVector:
+    """Stands in for svckit.vector.Vector (it satisfies VectorQueries): records each query_data call and
+    answers with two fixed hits, stored as the index's only vectors."""
+
+    HITS = ({"id": "doc-7", "score": 0.9, "data": "sourdough"}, {"id": "doc-6", "score": 0.5})
+
+    def __init__(self, fail_with: Exception | None = None) -> None:
+        self.calls: list[dict] = []
+        self.fail_with = fail_with
+
+    def query_data(self, data, **kw) -> list[QueryResult] | list[list[QueryResult]]:
+        self.calls.append({"data": data, **kw})
+        if self.fail_with is not None:
+            raise self.fail_with
+        one = [QueryResult.model_validate(h) for h in self.HITS]
+        return [one for _ in data] if isinstance(data, list) and len(data) > 1 else one
+
+    def _records(self) -> list[VectorRecord]:
+        return [VectorRecord(id=h["id"], data=h.get("data")) for h in sorted(self.HITS, key=lambda h: h["id"])]
+
+    def fetch(self, ids=None, **kw) -> list[VectorRecord | None]:
+        by_id = {r.id: r for r in self._records()}
+        return [by_id.get(i) for i in ids]
+
+    def range(self, cursor="", limit=100, **kw) -> RangeResult:
+        return RangeResult(next_cursor="", vectors=[r for r in self._records() if r.id >= cursor][:limit])
+
+    def list_namespaces(self) -> list[str]:
+        return [""]
+
+    def info(self) -> IndexInfo:
+        return IndexInfo.model_validate({"vectorCount": len(self.HITS), "namespaces": {"": {"vectorCount": 2}}})

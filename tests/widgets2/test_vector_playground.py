@@ -8,22 +8,9 @@ import pytest
 
 from svckit.config import Settings
 from svckit.errors import EmbeddingModelRequired
+from svckit.vector.local_client import LocalVector, VectorQueries
 from svckit.widgets.vector_playground import VectorPlayground
-
-
-class RecordingVector:
-    """Stands in for svckit.vector.Vector: records each query_data call, answers with fixed hits."""
-
-    def __init__(self, fail_with: Exception | None = None) -> None:
-        self.calls: list[dict] = []
-        self.fail_with = fail_with
-
-    def query_data(self, data, **kw):
-        self.calls.append({"data": data, **kw})
-        if self.fail_with is not None:
-            raise self.fail_with
-        one = [{"id": "doc-7", "score": 0.9, "data": "sourdough"}, {"id": "doc-6", "score": 0.5}]
-        return [one for _ in data] if isinstance(data, list) else one
+from tests.widgets2.fakes import RecordingVector
 
 
 @pytest.fixture
@@ -211,3 +198,19 @@ def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(sandbo
     assert record.metadata == {"cluster": "c0"} and len(record.vector) == 384
     assert w.browse("nope").empty  # an unknown namespace is reported in the widget, not raised
     assert "no namespace" in w.w_browse_info.value and "nope" in w.w_browse_info.value
+
+
+def test_the_widget_holds_one_client_per_kind_typed_by_the_protocol_real_and_fake(local_corpus, sandbox):
+    from svckit.vector import Vector
+
+    fake = RecordingVector()
+    w = VectorPlayground({"hybrid": fake}, corpus=local_corpus, autorun=False)
+    clients = {kind: w._client(kind) for kind in ("dense", "sparse", "hybrid")}
+    assert clients["hybrid"] is fake and isinstance(clients["dense"], LocalVector)
+    with Vector.from_settings(sandbox.settings, kind="dense") as real:
+        assert all(isinstance(c, VectorQueries) for c in (fake, real, *clients.values()))
+    w.index_kind = "dense"
+    assert w.browse().id.tolist()[0] == "doc-0" and "local index" in w.w_browse_info.value
+    w.index_kind = "hybrid"
+    assert list(w.browse()["id"]) == ["doc-6", "doc-7"] and "service" in w.w_browse_info.value
+    assert w.map_count == 0 and "browse failed" not in w.w_browse_info.value  # no dense vectors: an empty map
