@@ -69,22 +69,6 @@ def _local_api() -> Any:
     return local
 
 
-def parse_filter(text: str) -> Any:
-    try:
-        from svckit.vector.local import parse_filter as parse
-    except ImportError:  # the package face may not re-export it; the parser module always has it
-        from svckit.vector.local.filter import parse_filter as parse
-    return parse(text)
-
-
-def _filter_error_type() -> type[Exception]:
-    try:
-        from svckit.vector.local import FilterSyntaxError
-    except ImportError:
-        from svckit.vector.local.filter import FilterSyntaxError
-    return FilterSyntaxError
-
-
 # -- results as frames ------------------------------------------------------------------------------
 
 def hits_table(items: Sequence[Any]) -> pd.DataFrame:
@@ -729,12 +713,13 @@ class VectorPlayground(W.VBox):
 
     def _check_filter(self) -> bool:
         """Parse the filter; show a syntax error inline with a caret under its position."""
+        local = _local_api()
         text = self.filter_text
         try:
-            parse_filter(text)
-        except _filter_error_type() as exc:
-            pos = int(getattr(exc, "position", 0))
-            self.filter_error = str(getattr(exc, "reason", exc))
+            local.parse_filter(text)
+        except local.FilterSyntaxError as exc:
+            pos = exc.position
+            self.filter_error = exc.reason
             self.filter_error_position = pos
             caret = html.escape(text[:pos]) + "<span style='background:#d62728;color:white'>" + \
                 html.escape(text[pos:pos + 1] or " ") + "</span>" + html.escape(text[pos + 1:])

@@ -42,8 +42,8 @@ from svckit.vector.local.request import (
     parse_vectors,
 )
 from svckit.vector.local.store import IndexStore
+from svckit.vector.models import KINDS
 
-KINDS = ("dense", "sparse", "hybrid")
 SPARSE_MODEL = "BM25"
 COMPACT_DEAD_FRACTION = 0.25
 
