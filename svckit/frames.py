@@ -19,8 +19,10 @@ Conventions (so the widgets and notebooks can rely on them):
 - times are timezone-aware UTC datetimes (from Unix seconds or milliseconds, as the spec gives them);
 - small closed vocabularies (key types, run and step states, plan types) are ``category``.
 
-Inputs may be the pydantic models of the clients (snake_case attributes) or plain dicts with the
-spec's wire names (``workflowRunId``), because the local vector index and raw HTTP replies give dicts.
+Every function takes the pydantic models of the clients (:mod:`svckit.queue.models`,
+:mod:`svckit.vector.models`); a plain dict with the spec's wire names (``workflowRunId``), as the
+local vector index and raw HTTP replies give, is validated into its model once at the door, so an
+invalid record fails there with pydantic's ``ValidationError`` rather than as a half-empty row.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pydantic import BaseModel
 
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
 from svckit.queue.models import DlqMessage, Event, EventState, RunState, StepGroupType, WorkflowRun
+from svckit.vector.models import NamespaceInfo, QueryResult, VectorRecord
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -62,15 +65,6 @@ KEY_TYPES: tuple[str, ...] = ("string", "hash", "list", "set", "zset", "stream",
 
 
 # -- small helpers ---------------------------------------------------------------------------------
-def _field(obj: Any, name: str, wire: str | None = None, default: Any = None) -> Any:
-    """Read ``name`` from a model (attribute) or a dict (snake_case or wire name)."""
-    if isinstance(obj, Mapping):
-        if name in obj:
-            return obj[name]
-        return obj.get(wire, default) if wire else default
-    return getattr(obj, name, default)
-
-
 def _plain(value: Any) -> Any:
     """An enum member's value (the models keep unknown states as plain ``str``)."""
     return value.value if isinstance(value, Enum) else value
@@ -113,6 +107,21 @@ def format_bytes(n: float | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"  # pragma: no cover - loop always returns
+
+
+def _models(given: Any, model: type[_M], page_field: str) -> list[_M]:
+    """Validate once at the door: a page (model, wire dict, or any object with ``page_field``), one
+    item (model or wire dict), or any iterable of items -> a list of ``model``; None items (ids
+    that ``fetch`` did not find) are left out."""
+    if isinstance(given, Mapping):
+        items = given.get(page_field, [given])
+    elif isinstance(given, model):
+        items = [given]
+    elif not isinstance(given, (list, tuple)) and hasattr(given, page_field):
+        items = getattr(given, page_field)
+    else:
+        items = given
+    return [i if isinstance(i, model) else model.model_validate(i, from_attributes=True) for i in items if i is not None]
 
 
 # -- key-value -------------------------------------------------------------------------------------
@@ -300,19 +309,20 @@ def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | N
 
 
 # -- vector ----------------------------------------------------------------------------------------
-def _vector_frame(items: Sequence[Any], leading: Mapping[str, pd.api.extensions.ExtensionArray]) -> pd.DataFrame:
+def _vector_frame(items: Sequence[QueryResult | VectorRecord],
+                  leading: Mapping[str, pd.api.extensions.ExtensionArray]) -> pd.DataFrame:
     """``leading`` columns, then ``id, data, vector, sparse_indices, sparse_values`` and one
     ``metadata.<name>`` column per metadata field (nested fields dotted) of vector items."""
-    sparse = [_field(item, "sparse_vector", "sparseVector") for item in items]
+    sparse = [i.sparse_vector for i in items]
     frame = pd.DataFrame({
         **leading,
-        "id": pd.array([_field(i, "id") for i in items], dtype="string"),
-        "data": pd.array([_field(i, "data") for i in items], dtype="string"),
-        "vector": pd.array([_field(i, "vector") for i in items], dtype="object"),
-        "sparse_indices": pd.array([None if sp is None else _field(sp, "indices") for sp in sparse], dtype="object"),
-        "sparse_values": pd.array([None if sp is None else _field(sp, "values") for sp in sparse], dtype="object"),
+        "id": pd.array([i.id for i in items], dtype="string"),
+        "data": pd.array([i.data for i in items], dtype="string"),
+        "vector": pd.array([i.vector for i in items], dtype="object"),
+        "sparse_indices": pd.array([None if sp is None else sp.indices for sp in sparse], dtype="object"),
+        "sparse_values": pd.array([None if sp is None else sp.values for sp in sparse], dtype="object"),
     })
-    metas = [dict(_field(i, "metadata") or {}) for i in items]
+    metas = [dict(i.metadata or {}) for i in items]
     if any(metas):
         meta = pd.json_normalize(metas).add_prefix("metadata.").convert_dtypes()
         frame = pd.concat([frame, meta.set_index(frame.index)], axis=1)
@@ -327,10 +337,10 @@ def query_frame(results: Any) -> pd.DataFrame:
     ``QueryResult`` models, the wire dicts of the local index, or a resumable query's first page
     (``ResumableQueryResult``: its ``scores``).
     """
-    scores = _field(results, "scores")
-    results = list(scores if scores is not None and not isinstance(results, (list, tuple)) else results)
+    scores = results.get("scores") if isinstance(results, Mapping) else getattr(results, "scores", None)
+    results = list(results if scores is None else scores)
     batch = bool(results) and isinstance(results[0], (list, tuple))
-    groups = results if batch else [results]
+    groups = [_models(group, QueryResult, "scores") for group in (results if batch else [results])]
     hits = [hit for group in groups for hit in group]
     leading = {
         "query": pd.array([qi for qi, group in enumerate(groups) for _ in group], dtype="Int64"),
@@ -339,8 +349,7 @@ def query_frame(results: Any) -> pd.DataFrame:
     if not batch:
         del leading["query"]
     frame = _vector_frame(hits, leading)
-    frame.insert(frame.columns.get_loc("id") + 1, "score", pd.array([_field(h, "score") for h in hits],
-                                                                     dtype="Float64"))
+    frame.insert(frame.columns.get_loc("id") + 1, "score", pd.array([h.score for h in hits], dtype="Float64"))
     return frame
 
 
@@ -348,41 +357,23 @@ def records_frame(records: Any) -> pd.DataFrame:
     """Stored vectors (``fetch``, a ``range`` page, ``iter_range``), one row per vector: ``id, data,
     vector, sparse_indices, sparse_values`` and the ``metadata.<name>`` columns. ``None`` entries (ids
     that ``fetch`` did not find) are left out. Accepts ``VectorRecord`` models or wire dicts."""
-    page = _field(records, "vectors")
-    items = [r for r in (page if page is not None and not isinstance(records, (list, tuple)) else records)
-             if r is not None]
-    return _vector_frame(items, {})
+    return _vector_frame(_models(records, VectorRecord, "vectors"), {})
 
 
 def namespaces_frame(info: Any) -> pd.DataFrame:
     """Per-namespace counts of an index (``IndexInfo`` or the wire ``info`` dict), one row per
     namespace, the default namespace ("") first: ``namespace, vector_count, pending_vector_count``."""
-    namespaces = _field(info, "namespaces") or {}
+    given = info.get("namespaces") if isinstance(info, Mapping) else info.namespaces
+    namespaces = {name: NamespaceInfo.model_validate(ns, from_attributes=True) for name, ns in (given or {}).items()}
     names = sorted(namespaces)
     return pd.DataFrame({
         "namespace": pd.array(names, dtype="string"),
-        "vector_count": pd.array([_field(namespaces[n], "vector_count", "vectorCount") for n in names],
-                                 dtype="Int64"),
-        "pending_vector_count": pd.array(
-            [_field(namespaces[n], "pending_vector_count", "pendingVectorCount") or 0 for n in names], dtype="Int64"),
+        "vector_count": pd.array([namespaces[n].vector_count for n in names], dtype="Int64"),
+        "pending_vector_count": pd.array([namespaces[n].pending_vector_count for n in names], dtype="Int64"),
     })
 
 
 # -- queue -----------------------------------------------------------------------------------------
-def _models(given: Any, model: type[_M], page_field: str) -> list[_M]:
-    """Validate once at the door: a page (model, wire dict, or any object with ``page_field``), one
-    item (model or wire dict), or any iterable of items -> a list of ``model``."""
-    if isinstance(given, Mapping):
-        items = given.get(page_field, [given])
-    elif isinstance(given, model):
-        items = [given]
-    elif not isinstance(given, (list, tuple)) and hasattr(given, page_field):
-        items = getattr(given, page_field)
-    else:
-        items = given
-    return [i if isinstance(i, model) else model.model_validate(i, from_attributes=True) for i in items]
-
-
 def run_key(run: WorkflowRun) -> str:
     """A run's identity: several runs may share a workflowRunId (a resumed run keeps it), so the key
     is ``<workflowRunId>@<workflowRunCreatedAt ms>``."""
