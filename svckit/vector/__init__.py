@@ -7,11 +7,13 @@
 ...     v.list_namespaces(), list(v.iter_range(include_metadata=True))
 
 ``svckit.vector.local`` holds the local embedding index the sandbox and the playground use; it is
-imported only when asked for (it needs the ``local`` extra).
+imported only when asked for (it needs the ``local`` extra). ``LocalVector(index)`` is the same client
+over such an index in this process; ``VectorQueries`` is the Protocol both clients satisfy.
 """
 
 from svckit.errors import EmbeddingModelRequired
 from svckit.vector.client import AsyncVector, Vector
+from svckit.vector.local_client import LocalVector, VectorQueries
 from svckit.vector.models import (
     DenseIndexInfo,
     FusionAlgorithm,
@@ -19,6 +21,7 @@ from svckit.vector.models import (
     MetadataUpdateMode,
     NamespaceInfo,
     QueryMode,
+    QueryOptions,
     QueryResult,
     RangeResult,
     ResumableQueryResult,
@@ -34,15 +37,18 @@ __all__ = [
     "EmbeddingModelRequired",
     "FusionAlgorithm",
     "IndexInfo",
+    "LocalVector",
     "MetadataUpdateMode",
     "NamespaceInfo",
     "QueryMode",
+    "QueryOptions",
     "QueryResult",
     "RangeResult",
     "ResumableQueryResult",
     "SparseIndexInfo",
     "SparseVector",
     "Vector",
+    "VectorQueries",
     "VectorRecord",
     "WeightingStrategy",
 ]

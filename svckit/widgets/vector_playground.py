@@ -7,8 +7,9 @@ browser of whatever an index holds (its namespaces, its vectors page by page, th
 
 Where the queries go. With the SVC_VECTOR_* variables set, every query goes to the service
 (``Vector.from_settings(settings, kind=...)``). When an index kind is not configured, or the index
-answers 422 (created without an embedding model), that kind falls back to a :class:`LocalIndex`
-loaded with the demo corpus in this kernel, and a banner says so. Nothing falls back silently.
+answers 422 (created without an embedding model), that kind falls back to a :class:`LocalVector`
+client over a LocalIndex loaded with the demo corpus in this kernel, and a banner says so. Every
+client, remote, local or a test's fake, is typed by the :class:`VectorQueries` protocol. Nothing falls back silently.
 
 Browsing and the map: for a kind served remotely the widget lists the index's namespaces
 (``list_namespaces``) and walks a namespace with ``range``, so it shows any index, however it was
