@@ -8,7 +8,7 @@ import pytest
 from svckit import errors
 from svckit._http import ApiRequest, StreamRefused, SyncTransport
 from svckit.vector.local import EmbeddingModelMissing, InvalidRequest
-from svckit.vector.local.request import NotFound
+from svckit.vector.local.request import UnknownName
 from tests.faults import FaultServer
 
 
@@ -20,14 +20,14 @@ def test_old_names_are_the_tree_s_classes() -> None:
 
 @pytest.mark.parametrize(("raised", "caught_before"), [
     (InvalidRequest("topK: must be a positive integer"), ValueError),
-    (NotFound("namespace 'x' not found"), ValueError),
+    (UnknownName("namespace 'x' not found"), ValueError),
     (EmbeddingModelMissing(), RuntimeError),
 ])
 def test_local_index_errors_are_caught_as_before_and_as_svc_errors(raised: Exception, caught_before: type) -> None:
     for catch in (caught_before, errors.SvcError):
         with pytest.raises(catch):
             raise raised
-    assert (InvalidRequest.status, NotFound.status) == (400, 404)
+    assert (InvalidRequest.status, UnknownName.status) == (400, 404)
     assert "embedding model" in str(EmbeddingModelMissing())
 
 
