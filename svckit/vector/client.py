@@ -10,19 +10,28 @@ async clients are thin shells that send what they build through svckit._http.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Self
 from urllib.parse import quote
 
 import httpx
 
-from svckit._http import ApiRequest, AsyncTransport, BearerAuth, RetryPolicy, SyncTransport
+from svckit._http import (
+    ApiRequest,
+    AsyncTransport,
+    BearerAuth,
+    RetryPolicy,
+    SyncTransport,
+    apaginate,
+    decode_json_reply,
+    paginate,
+)
 from svckit.config import Settings
 from svckit.errors import (
     EmbeddingModelRequired,
     InvalidArgument,
     ProtocolError,
-    error_for_status,
+    UnprocessableEntity,
     mask,
 )
 from svckit.vector.models import (
@@ -354,24 +363,20 @@ def build_info() -> ApiRequest:
     return ApiRequest("GET", "/info", idempotent=True)
 
 
-def decode_result(response: httpx.Response, what: str) -> Any:
-    """The ``result`` of a reply, or the matching APIError (422 -> EmbeddingModelRequired)."""
+def decode_result(response: httpx.Response, what: str, redact: Callable[[str], str] = str) -> Any:
+    """The ``result`` of a reply, or the matching APIError (422 -> EmbeddingModelRequired); error
+    bodies are read by the transport's one JSON envelope decoder."""
     try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if response.status_code >= 400:
-        message = body.get("error") if isinstance(body, dict) else None
-        message = message or response.text[:200] or response.reason_phrase
-        if response.status_code == 422:
-            raise EmbeddingModelRequired(
-                f"{what} failed with HTTP 422: {message} (text queries need an index created with an "
-                "embedding model; use a dense, sparse or hybrid index that has one)",
-                status=422, body=body,
-            )
-        raise error_for_status(response.status_code, message, body, what=what)
+        body = decode_json_reply(response, what, redact)
+    except UnprocessableEntity as exc:
+        said = exc.body.get("error") if isinstance(exc.body, dict) else None
+        raise EmbeddingModelRequired(
+            f"{what} failed with HTTP 422: {redact(said or response.reason_phrase)} (text queries need an "
+            "index created with an embedding model; use a dense, sparse or hybrid index that has one)",
+            status=422, body=exc.body,
+        ) from None
     if not isinstance(body, dict) or "result" not in body:
-        raise ProtocolError(f"{what}: expected a JSON object with 'result', got {response.text[:200]!r}")
+        raise ProtocolError(f"{what}: expected a JSON object with 'result', got {redact(response.text[:200])!r}")
     return body["result"]
 
 
@@ -476,7 +481,7 @@ class Vector(_Base):
         return cls.from_settings(Settings.from_env(), kind=kind, **options)
 
     def _call(self, request: ApiRequest, what: str) -> Any:
-        return decode_result(self._http.send(request), what)
+        return decode_result(self._http.send(request), what, self._http.redact)
 
     # -- queries -----------------------------------------------------------------------------
     def query_data(self, data: QueryInput | Sequence[QueryInput], *, top_k: int = 10,
@@ -583,13 +588,8 @@ class Vector(_Base):
 
     def iter_range(self, *, page_size: int = 100, **options: Any) -> Iterator[VectorRecord]:
         """Every vector (of ``namespace``, with ``prefix``), page by page; options as for :meth:`range`."""
-        cursor = ""
-        while True:
-            page = self.range(cursor, page_size, **options)
-            yield from page.vectors
-            cursor = page.next_cursor
-            if not cursor:
-                return
+        return paginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
+                        cursor="next_cursor", start="")
 
     def list_namespaces(self) -> list[str]:
         """Names of the index's namespaces; the default namespace is ``""``."""
@@ -627,7 +627,7 @@ class AsyncVector(_Base):
         return cls.from_settings(Settings.from_env(), kind=kind, **options)
 
     async def _call(self, request: ApiRequest, what: str) -> Any:
-        return decode_result(await self._http.send(request), what)
+        return decode_result(await self._http.send(request), what, self._http.redact)
 
     async def query_data(self, data: QueryInput | Sequence[QueryInput], *, top_k: int = 10,
                          include_metadata: bool = False, include_vectors: bool = False,
@@ -711,15 +711,10 @@ class AsyncVector(_Base):
                               include_vectors=include_vectors, include_data=include_data)
         return decode_range(await self._call(request, "range"))
 
-    async def iter_range(self, *, page_size: int = 100, **options: Any) -> AsyncIterator[VectorRecord]:
-        cursor = ""
-        while True:
-            page = await self.range(cursor, page_size, **options)
-            for record in page.vectors:
-                yield record
-            cursor = page.next_cursor
-            if not cursor:
-                return
+    def iter_range(self, *, page_size: int = 100, **options: Any) -> AsyncIterator[VectorRecord]:
+        """Every vector, page by page (``async for``); options as for :meth:`range`."""
+        return apaginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
+                         cursor="next_cursor", start="")
 
     async def list_namespaces(self) -> list[str]:
         return decode_namespaces(await self._call(build_list_namespaces(), "list-namespaces"))
