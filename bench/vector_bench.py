@@ -31,9 +31,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 
-from svckit.vector.local import LocalIndex, docstring_pairs, load_demo_corpus, packaged_model_path
-from svckit.vector.local.ann import HNSW_EF_SEARCH, HNSW_M, DenseStore
-from svckit.vector.local.embedding import DenseEmbedder
+from svckit.localindex import LocalIndex, docstring_pairs, load_demo_corpus, packaged_model_path
+from svckit.localindex.ann import HNSW_EF_SEARCH, HNSW_M, DenseStore
+from svckit.localindex.embedding import DenseEmbedder
 
 
 def quality(embedder: DenseEmbedder) -> tuple[dict[str, tuple[float, float]], int, int, np.ndarray]:

@@ -27,7 +27,7 @@ DISTRIBUTION = "svckit"
 #: the extras a full install has (``pip install svckit[all]``), and the ones ``all`` stands for
 ALL_EXTRAS = ("sandbox", "local", "notebook")
 #: modules that need an extra, by name prefix; everything else needs only the core dependencies
-MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.vector.local": "local"}
+MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.vector.local": "local"}
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def check_imports(extras: Iterable[str] = ALL_EXTRAS) -> list[Problem]:
     wanted = set(extras)
     problems = []
     for info in pkgutil.walk_packages(svckit.__path__, prefix="svckit."):
-        extra = next((e for prefix, e in MODULE_EXTRAS.items() if info.name.startswith(prefix)), None)
+        extra = next((e for prefix, e in MODULE_EXTRAS.items() if info.name == prefix or info.name.startswith(prefix + ".")), None)
         if extra is not None and extra not in wanted:
             continue
         try:

@@ -1,13 +1,42 @@
-"""Shared test helpers. Each area's tests live in their own folder with their own conftest."""
+"""Shared test helpers and the one sandbox fixture family.
+
+Test folders mirror the package (``tests/kv`` for ``svckit/kv``, ``tests/sandbox/kv`` for
+``svckit/sandbox/kv``, ...). Every sandbox a test uses is started here, by :func:`start_sandbox`
+(or :func:`running`, its context manager), and the fixtures below are the shapes the suites need:
+
+====================  =========  ==============================================================
+fixture               scope      what it is
+====================  =========  ==============================================================
+``kv_sandbox``        session    area A only, once per backend (real ``redis-server``, fakeredis)
+``vector_sandbox``    session    area B only, its three indexes holding :data:`VECTOR_CORPUS`
+``dense`` ...          session    ``Vector`` clients of those indexes (``sparse_index``, ``hybrid``)
+``queue_sandbox``     function   areas C and D, fresh per test, retries without delay
+``demo_kv_sandbox``   module     areas A and C with the demo data, fresh per test module
+``demo_sandbox``      session    every area with the demo data (a small corpus, seeded)
+``blank_sandbox``     module     every area, no demo data, on a real ``redis-server``
+====================  =========  ==============================================================
+
+Folder conftests only add clients over these.
+"""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
+import httpx
 import pytest
 
+from svckit.sandbox import ALL_AREAS, Sandbox
+
 IN_CI = bool(os.environ.get("CI"))
+#: the embedding model ships in a pip package: never ask the hub
+os.environ["HF_HUB_OFFLINE"] = "1"
 #: the JupyterLab harness's fixtures (``browser``, ``screenshots``) for every browser test
 pytest_plugins = ("tests.lab_harness",)
 
@@ -48,3 +77,145 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.sections.append((f"browser page {i + 1}: what went wrong", lab_harness.diagnose(page)))
     if report.when == "teardown":
         lab_harness.PAGES.clear()
+
+
+def basic(email: str, key: str) -> str:
+    """An HTTP Basic ``Authorization`` value (area C's credentials)."""
+    return "Basic " + base64.b64encode(f"{email}:{key}".encode()).decode()
+
+
+# -- the sandbox fixture family -------------------------------------------------------------------
+
+KV_BACKENDS = ("redis", "fakeredis")
+#: a small corpus whose metadata exercises the filter language (loaded into ``vector_sandbox``)
+VECTOR_CORPUS = [
+    {"id": "cat", "data": "The cat sat on the warm mat and purred quietly.",
+     "metadata": {"animal": "cat", "legs": 4, "pet": True, "tags": ["fur", "indoor"], "home": {"city": "Oslo"}}},
+    {"id": "dog", "data": "A loyal dog fetched the ball across the park.",
+     "metadata": {"animal": "dog", "legs": 4, "pet": True, "tags": ["fur", "outdoor"], "home": {"city": "Bergen"}}},
+    {"id": "eagle", "data": "An eagle soared high above the mountain valley.",
+     "metadata": {"animal": "eagle", "legs": 2, "pet": False, "tags": ["feathers"], "home": {"city": "Tromso"}}},
+    {"id": "json", "data": "Serialize Python objects to JSON strings with json.dumps.",
+     "metadata": {"topic": "python", "module": "json", "year": 2008}},
+    {"id": "csv", "data": "Read and write comma separated value files with the csv module.",
+     "metadata": {"topic": "python", "module": "csv", "year": 2001}},
+    {"id": "sqlite", "data": "Store rows in an embedded SQL database file using sqlite3.",
+     "metadata": {"topic": "python", "module": "sqlite3", "year": 2006}},
+    {"id": "bread", "data": "Knead the dough, let it rise, then bake the bread for forty minutes.",
+     "metadata": {"topic": "cooking", "minutes": 40}},
+    {"id": "soup", "data": "Simmer onions and carrots in stock to make a vegetable soup.",
+     "metadata": {"topic": "cooking", "minutes": 30}},
+]
+#: the demo corpus size of ``demo_sandbox``: small, so the sandbox's own embedding stays short
+DEMO_CORPUS = 40
+VECTOR_KINDS = ("dense", "sparse", "hybrid")
+
+
+def start_sandbox(data_dir: Any = None, **options: Any) -> Sandbox:
+    """Start a sandbox the way every test does: a real server on loopback; ``backend="redis"`` needs
+    ``redis-server`` (skipped locally without it, a failure in CI). The caller stops it."""
+    if options.get("backend") == "redis":
+        require_binary("redis-server")
+    return Sandbox(data_dir, **options).start()
+
+
+@contextmanager
+def running(data_dir: Any = None, **options: Any) -> Iterator[Sandbox]:
+    """:func:`start_sandbox` as a context manager: stopped on exit, whatever the test did."""
+    sandbox = start_sandbox(data_dir, **options)
+    try:
+        yield sandbox
+    finally:
+        sandbox.stop()
+
+
+def wait_vector_seeded(sandbox: Sandbox, at_least: int, timeout: float = 240.0) -> None:
+    """Wait until the background demo seeding has put ``at_least`` vectors in every index."""
+    env = sandbox.env
+    headers = {"Authorization": f"Bearer {env['SVC_VECTOR_TOKEN']}"}
+    deadline = time.monotonic() + timeout
+    with httpx.Client(timeout=10) as http:
+        while True:
+            counts = [http.get(f"{sandbox.url}/vector/{name}/info", headers=headers).json()["result"]
+                      for name in VECTOR_KINDS]
+            if all(c["pendingVectorCount"] == 0 and c["vectorCount"] >= at_least for c in counts):
+                return
+            if time.monotonic() > deadline:
+                pytest.fail(f"the sandbox's demo vectors were not seeded within {timeout:.0f} s: {counts}")
+            time.sleep(0.2)
+
+
+@pytest.fixture(scope="session", params=KV_BACKENDS)
+def kv_sandbox(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Sandbox]:
+    with running(tmp_path_factory.mktemp(f"kv-{request.param}"), areas=["kv"], backend=request.param) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="session")
+def vector_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    from svckit.vector import Vector
+
+    with running(tmp_path_factory.mktemp("vector"), areas=["vector"]) as sandbox:
+        for kind in VECTOR_KINDS:
+            with Vector.from_settings(sandbox.settings, kind=kind, timeout=60.0) as client:
+                client.upsert_data(VECTOR_CORPUS)
+        yield sandbox
+
+
+def _vector_client(sandbox: Sandbox, kind: str):
+    from svckit.vector import Vector
+
+    return Vector.from_settings(sandbox.settings, kind=kind, timeout=60.0)
+
+
+@pytest.fixture(scope="session")
+def dense(vector_sandbox: Sandbox):
+    with _vector_client(vector_sandbox, "dense") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def sparse_index(vector_sandbox: Sandbox):
+    with _vector_client(vector_sandbox, "sparse") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def hybrid(vector_sandbox: Sandbox):
+    with _vector_client(vector_sandbox, "hybrid") as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The packaged embedding model, loaded once (the local index's and the endpoints' tests)."""
+    from svckit.localindex import get_embedder
+
+    return get_embedder()
+
+
+@pytest.fixture
+def queue_sandbox(tmp_path) -> Iterator[Sandbox]:
+    # queue_retry_delay=0: retries happen at once, so tests never sleep.
+    with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def demo_kv_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    with running(tmp_path_factory.mktemp("demo-kv"), areas=["kv", "account"], seed="demo") as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="session")
+def demo_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    with running(tmp_path_factory.mktemp("demo"), seed="demo", backend="fakeredis",
+                 demo_limit=DEMO_CORPUS) as sandbox:
+        wait_vector_seeded(sandbox, DEMO_CORPUS)
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def blank_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    with running(tmp_path_factory.mktemp("blank"), seed=None, areas=ALL_AREAS, backend="redis") as sandbox:
+        yield sandbox

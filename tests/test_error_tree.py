@@ -7,8 +7,8 @@ import pytest
 
 from svckit import errors
 from svckit._http import ApiRequest, StreamRefused, SyncTransport
-from svckit.vector.local import EmbeddingModelMissing, InvalidRequest
-from svckit.vector.local.request import UnknownName
+from svckit.localindex import EmbeddingModelMissing, InvalidRequest
+from svckit.localindex.request import UnknownName
 from tests.faults import FaultServer
 
 

@@ -42,10 +42,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svckit.localindex import LocalIndex, get_embedder, load_demo_corpus
+from svckit.localindex.dispatch import OPERATIONS, error_status
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
-from svckit.vector.local import LocalIndex, get_embedder, load_demo_corpus
-from svckit.vector.local.dispatch import OPERATIONS, error_status
 
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},

@@ -6,7 +6,7 @@
 ...     v.query_data("parse json", top_k=3, include_metadata=True, filter="lang = 'en'")
 ...     v.list_namespaces(), list(v.iter_range(include_metadata=True))
 
-``svckit.vector.local`` holds the local embedding index the sandbox and the playground use; it is
+``svckit.localindex`` holds the local embedding index the sandbox and the playground use; it is
 imported only when asked for (it needs the ``local`` extra). ``LocalVector(index)`` is the same client
 over such an index in this process; ``VectorQueries`` is the Protocol both clients satisfy.
 """

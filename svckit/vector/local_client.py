@@ -1,13 +1,13 @@
-"""A :class:`Vector` client over a :class:`~svckit.vector.local.LocalIndex` in this process, and the
+"""A :class:`Vector` client over a :class:`~svckit.localindex.LocalIndex` in this process, and the
 :class:`VectorQueries` protocol that both clients (and test fakes) satisfy.
 
 ``LocalVector(index)`` is the same client as the remote one: every method, argument, check, model and
 error is :class:`Vector`'s, because only the transport differs. :class:`LocalTransport` answers each
-request with the sandbox's operation table (:mod:`svckit.vector.local.dispatch`) instead of sending it,
+request with the sandbox's operation table (:mod:`svckit.localindex.dispatch`) instead of sending it,
 so a refused filter is a ``BadRequest`` and an index without a model an ``EmbeddingModelRequired``,
 exactly as from the service.
 
->>> from svckit.vector.local import LocalIndex, load_demo_corpus      # doctest: +SKIP
+>>> from svckit.localindex import LocalIndex, load_demo_corpus      # doctest: +SKIP
 >>> index = LocalIndex(kind="hybrid"); index.upsert_data(load_demo_corpus())   # doctest: +SKIP
 >>> LocalVector(index).query_data("read a JSON file", top_k=3)        # doctest: +SKIP
 """
@@ -61,7 +61,7 @@ class LocalTransport(httpx.BaseTransport):
         self.index = index
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        from svckit.vector.local.dispatch import OPERATIONS, error_status
+        from svckit.localindex.dispatch import OPERATIONS, error_status
 
         base = httpx.URL(LOCAL_URL).path
         operation, _, namespace = request.url.path.removeprefix(base).lstrip("/").partition("/")

@@ -551,7 +551,7 @@ class VectorPlayground(W.VBox):
     def _embed_query(self) -> np.ndarray:
         """The query's dense vector, embedded in this kernel with the packaged model (the service
         does not return the query vector); the embedder is shared with any in-process index."""
-        from svckit.vector.local.embedding import get_embedder
+        from svckit.localindex.embedding import get_embedder
 
         return np.asarray(get_embedder().embed([self.query_text]))[0]
 

@@ -33,8 +33,8 @@ FLAKY_URL = f"{BASE}/flaky"
 
 
 @pytest.fixture(scope="module")
-def runner(sandbox: Sandbox) -> Any:
-    runner = sandbox.area("queue").runner  # type: ignore[attr-defined]
+def runner(blank_sandbox: Sandbox) -> Any:
+    runner = blank_sandbox.area("queue").runner  # type: ignore[attr-defined]
     flaky_attempts: Counter[str] = Counter()
     lock = threading.Lock()
 
@@ -57,9 +57,9 @@ def runner(sandbox: Sandbox) -> Any:
 
 
 @pytest.fixture(scope="module")
-def trigger(sandbox: Sandbox, runner: Any) -> Callable[..., str]:
+def trigger(blank_sandbox: Sandbox, runner: Any) -> Callable[..., str]:
     """Start a run over HTTP like a user would, wait for it to end; returns its run id."""
-    env = sandbox.env
+    env = blank_sandbox.env
     client = httpx.Client(base_url=env["SVC_QUEUE_URL"], headers={"Authorization": f"Bearer {env['SVC_QUEUE_TOKEN']}"})
 
     def start(url: str, body: Any, *, label: str, retries: int = 0, **headers: str) -> str:
@@ -75,9 +75,9 @@ def trigger(sandbox: Sandbox, runner: Any) -> Callable[..., str]:
 
 
 @pytest.fixture(params=["QStash", "AsyncQStash"])
-def call(request, sandbox: Sandbox) -> Callable[..., Any]:
+def call(request, blank_sandbox: Sandbox) -> Callable[..., Any]:
     """``call("dlq.list", filter=...)`` runs that SDK method through QStash or AsyncQStash."""
-    env = sandbox.env
+    env = blank_sandbox.env
     token, url = env["SVC_QUEUE_TOKEN"], env["SVC_QUEUE_URL"]
     sync = QStash(token, base_url=url, retry=False)
 
@@ -101,13 +101,13 @@ def label(request) -> str:
     return request.node.name
 
 
-def dlq_rows(sandbox: Sandbox, label: str | None = None) -> list[Any]:
+def dlq_rows(blank_sandbox: Sandbox, label: str | None = None) -> list[Any]:
     """The DLQ as the store holds it (ground truth for the listings), newest first."""
     sql = "SELECT d.*, r.run_id, r.label FROM dlq d JOIN runs r ON r.seq = d.run_seq"
     args: tuple[Any, ...] = ()
     if label is not None:
         sql, args = sql + " WHERE r.label = ?", (label,)
-    return sandbox.area("queue").store.query(sql + " ORDER BY d.created_at DESC, d.dlq_id DESC", args)
+    return blank_sandbox.area("queue").store.query(sql + " ORDER BY d.created_at DESC, d.dlq_id DESC", args)
 
 
 def list_all(call: Callable[..., Any], method: str, items: str, **kwargs: Any) -> tuple[list[Any], int]:
@@ -134,9 +134,9 @@ def failed(trigger: Callable[..., str]) -> dict[str, list[str]]:
     return {"finance": fails, "ledger": ledger}
 
 
-def test_dlq_list_returns_every_entry_with_the_fields_the_sdk_reads(call, sandbox, failed):
+def test_dlq_list_returns_every_entry_with_the_fields_the_sdk_reads(call, blank_sandbox, failed):
     messages, _ = list_all(call, "dlq.list", "messages")
-    assert [m.dlq_id for m in messages] == [r["dlq_id"] for r in dlq_rows(sandbox)]  # newest first
+    assert [m.dlq_id for m in messages] == [r["dlq_id"] for r in dlq_rows(blank_sandbox)]  # newest first
     finance = [m for m in messages if m.label == "finance"]
     assert sorted(m.headers["Service-Workflow-RunId"][0] for m in finance) == sorted(failed["finance"])
     for m in finance:
@@ -151,37 +151,37 @@ def test_dlq_list_returns_every_entry_with_the_fields_the_sdk_reads(call, sandbo
     assert ledger.max_retries == 2 and json.loads(ledger.body) == {"batch": 7}
 
 
-def test_dlq_list_with_each_filter(call, sandbox, failed):
+def test_dlq_list_with_each_filter(call, blank_sandbox, failed):
     def ids(**flt: Any) -> list[str]:
         return [m.dlq_id for m in call("dlq.list", filter=flt).messages]
 
-    finance = [r["dlq_id"] for r in dlq_rows(sandbox, "finance")]
-    one = dlq_rows(sandbox, "finance")[1]
+    finance = [r["dlq_id"] for r in dlq_rows(blank_sandbox, "finance")]
+    one = dlq_rows(blank_sandbox, "finance")[1]
     assert ids(message_id=one["message_id"]) == [one["dlq_id"]]
     assert ids(url=FAIL_URL) == finance and ids(url=OK_URL) == []
-    assert ids(label="ledger") == [r["dlq_id"] for r in dlq_rows(sandbox, "ledger")]
+    assert ids(label="ledger") == [r["dlq_id"] for r in dlq_rows(blank_sandbox, "ledger")]
     assert ids(label="finance", response_status=500) == finance and ids(response_status=404) == []
     assert ids(label="finance", caller_ip="127.0.0.1") == finance and ids(caller_ip="10.9.9.9") == []
     # nothing in the sandbox is published to a URL group or a queue, or by a schedule
     assert ids(url_group="orders") == [] and ids(queue="q") == [] and ids(schedule_id="scd_1") == []
-    times = sorted(r["created_at"] for r in dlq_rows(sandbox, "finance"))
-    assert ids(label="finance", from_time=times[1]) == [r["dlq_id"] for r in dlq_rows(sandbox, "finance")
+    times = sorted(r["created_at"] for r in dlq_rows(blank_sandbox, "finance"))
+    assert ids(label="finance", from_time=times[1]) == [r["dlq_id"] for r in dlq_rows(blank_sandbox, "finance")
                                                         if r["created_at"] >= times[1]]
-    assert ids(label="finance", to_time=times[1]) == [r["dlq_id"] for r in dlq_rows(sandbox, "finance")
+    assert ids(label="finance", to_time=times[1]) == [r["dlq_id"] for r in dlq_rows(blank_sandbox, "finance")
                                                       if r["created_at"] <= times[1]]
     assert ids(label="finance", from_time=times[0], to_time=times[-1]) == finance  # both bounds inclusive
     assert ids(label="finance", to_time=times[0] - 1) == []
 
 
-def test_dlq_list_follows_the_cursor_to_the_end(call, sandbox, failed):
+def test_dlq_list_follows_the_cursor_to_the_end(call, blank_sandbox, failed):
     messages, pages = list_all(call, "dlq.list", "messages", count=1)
-    expected = [r["dlq_id"] for r in dlq_rows(sandbox)]
+    expected = [r["dlq_id"] for r in dlq_rows(blank_sandbox)]
     assert [m.dlq_id for m in messages] == expected and pages == len(expected)
     two, _ = list_all(call, "dlq.list", "messages", count=2, filter={"label": "finance"})
-    assert [m.dlq_id for m in two] == [r["dlq_id"] for r in dlq_rows(sandbox, "finance")]
+    assert [m.dlq_id for m in two] == [r["dlq_id"] for r in dlq_rows(blank_sandbox, "finance")]
 
 
-def test_dlq_get_returns_the_entry_and_unknown_ids_fail(call, sandbox, failed):
+def test_dlq_get_returns_the_entry_and_unknown_ids_fail(call, blank_sandbox, failed):
     listed = {m.dlq_id: m for m in call("dlq.list", filter={"label": "finance"}).messages}
     for dlq_id, message in listed.items():
         assert call("dlq.get", dlq_id) == message
@@ -189,18 +189,18 @@ def test_dlq_get_returns_the_entry_and_unknown_ids_fail(call, sandbox, failed):
         call("dlq.get", "dlq_unknown")
 
 
-def test_dlq_delete_and_delete_many(call, sandbox, trigger, label):
+def test_dlq_delete_and_delete_many(call, blank_sandbox, trigger, label):
     for i in range(4):
         trigger(LEDGER_URL, {"n": i}, label=label)
-    first, *rest = [r["dlq_id"] for r in dlq_rows(sandbox, label)]
+    first, *rest = [r["dlq_id"] for r in dlq_rows(blank_sandbox, label)]
     assert call("dlq.delete", first) is None  # the SDK returns nothing
-    assert first not in [r["dlq_id"] for r in dlq_rows(sandbox)]
+    assert first not in [r["dlq_id"] for r in dlq_rows(blank_sandbox)]
     with pytest.raises(QStashError, match="404"):
         call("dlq.get", first)
     with pytest.raises(QStashError, match="404"):
         call("dlq.delete", first)  # already gone
     assert call("dlq.delete_many", [*rest[:2], first, "dlq_unknown"]) == 2  # unknown ids are not counted
-    assert [r["dlq_id"] for r in dlq_rows(sandbox, label)] == rest[2:]
+    assert [r["dlq_id"] for r in dlq_rows(blank_sandbox, label)] == rest[2:]
     assert call("dlq.delete_many", []) == 0
     assert [m.dlq_id for m in call("dlq.list", filter={"label": label}).messages] == rest[2:]
 
@@ -269,8 +269,8 @@ def test_events_with_each_filter_and_the_cursor(call, trigger, label):
         (log.time, log.message_id, log.state) for log in logs] and pages == 6
 
 
-def test_events_with_an_unknown_state_or_count_are_refused(sandbox):
-    env = sandbox.env
+def test_events_with_an_unknown_state_or_count_are_refused(blank_sandbox):
+    env = blank_sandbox.env
     with httpx.Client(base_url=env["SVC_QUEUE_URL"], headers={"Authorization": f"Bearer {env['SVC_QUEUE_TOKEN']}"}) as c:
         r = c.get("/v2/events", params={"state": "DONE"})
         assert r.status_code == 400 and r.json()["error"].startswith("state: must be one of CREATED")

@@ -60,12 +60,12 @@ class Driver:
 
 
 @pytest.fixture(params=["Index", "AsyncIndex"])
-def sdk(request, sandbox: Sandbox) -> Iterator[Any]:
+def sdk(request, blank_sandbox: Sandbox) -> Iterator[Any]:
     """``sdk("nomodel")``: that index through the SDK client of this run (Index or AsyncIndex)."""
     loop = asyncio.new_event_loop() if request.param == "AsyncIndex" else None
     cls = AsyncIndex if loop else Index
-    token = sandbox.env["SVC_VECTOR_TOKEN"]
-    yield lambda kind: Driver(cls(sandbox.env[URLS[kind]], token, retries=0), loop)
+    token = blank_sandbox.env["SVC_VECTOR_TOKEN"]
+    yield lambda kind: Driver(cls(blank_sandbox.env[URLS[kind]], token, retries=0), loop)
     if loop is not None:
         loop.close()
 
@@ -326,7 +326,7 @@ def test_info_with_per_namespace_counts(sdk, ns):
 # -- the errors a user sees ----------------------------------------------------------------------
 
 
-def test_errors_carry_the_services_message(sdk, ns, sandbox):
+def test_errors_carry_the_services_message(sdk, ns, blank_sandbox):
     ix = sdk("nomodel")
     with pytest.raises(UpstashError, match="Invalid vector dimension: 2, expected: 384"):
         ix.upsert([("short", [0.1, 0.2])], namespace=ns)
@@ -334,6 +334,6 @@ def test_errors_carry_the_services_message(sdk, ns, sandbox):
         ix.query(sparse_vector=([1], [1.0]), namespace=ns)
     with pytest.raises(UpstashError, match="filter"):
         ix.query(vector=unit(0), filter="year >>> 3", namespace=ns)
-    bad = Index(sandbox.env["SVC_VECTOR_NOMODEL_URL"], "wrong-token", retries=0)
+    bad = Index(blank_sandbox.env["SVC_VECTOR_NOMODEL_URL"], "wrong-token", retries=0)
     with pytest.raises(UpstashError, match="Unauthorized"):
         bad.info()

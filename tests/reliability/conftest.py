@@ -12,9 +12,7 @@ Two session sandboxes, on separate data directories:
 
 from __future__ import annotations
 
-import base64
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +21,7 @@ import httpx
 import pytest
 
 from svckit.sandbox import Sandbox
+from tests.conftest import basic, start_sandbox, wait_vector_seeded
 
 #: items of the demo corpus per vector index: enough to have data to protect, small enough to embed fast.
 DEMO_LIMIT = 6
@@ -30,10 +29,6 @@ DEMO_LIMIT = 6
 
 def kv_backend() -> str:
     return "redis" if shutil.which("redis-server") else "fakeredis"
-
-
-def basic(email: str, key: str) -> str:
-    return "Basic " + base64.b64encode(f"{email}:{key}".encode()).decode()
 
 
 @dataclass
@@ -105,25 +100,10 @@ def assert_error_body(area: str, response: httpx.Response | Any) -> None:
 
 def start_full_sandbox(data_dir: Any = None, **options: Any) -> Sandbox:
     """All four areas with the demo data, returned once the background vector seeding is done."""
-    sandbox = Sandbox(data_dir, seed="demo", backend=kv_backend(), demo_limit=DEMO_LIMIT,
-                      queue_retry_delay=0, **options).start()
-    wait_vector_seeded(sandbox)
+    sandbox = start_sandbox(data_dir, seed="demo", backend=kv_backend(), demo_limit=DEMO_LIMIT,
+                            queue_retry_delay=0, **options)
+    wait_vector_seeded(sandbox, DEMO_LIMIT)
     return sandbox
-
-
-def wait_vector_seeded(sandbox: Sandbox, timeout: float = 180.0) -> None:
-    env = sandbox.env
-    headers = {"Authorization": f"Bearer {env['SVC_VECTOR_TOKEN']}"}
-    deadline = time.monotonic() + timeout
-    with httpx.Client(timeout=10) as http:
-        while True:
-            counts = [http.get(f"{sandbox.url}/vector/{name}/info", headers=headers).json()["result"]
-                      for name in ("dense", "sparse", "hybrid")]
-            if all(c["pendingVectorCount"] == 0 and c["vectorCount"] >= DEMO_LIMIT for c in counts):
-                return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"vector demo seeding did not finish in {timeout} s: {counts}")
-            time.sleep(0.2)
 
 
 def snapshot(live: Live) -> dict[str, Any]:

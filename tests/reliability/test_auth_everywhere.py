@@ -17,8 +17,8 @@ from svckit.sandbox import Sandbox, openapi
 from svckit.sandbox.kv import KVArea
 from svckit.sandbox.kv.commands import COMMANDS
 from svckit.sandbox.openapi import OPENAPI_PATH
-from tests.conftest import require_binary
-from tests.reliability.conftest import Live, area_of, assert_error_body, basic, kv_backend, snapshot
+from tests.conftest import basic, require_binary
+from tests.reliability.conftest import Live, area_of, assert_error_body, kv_backend, snapshot
 
 #: a value for every path parameter of the document
 SAMPLE = {"command": "GET", "arg1": "k", "arg2": "v", "arg3": "x", "channel": "c", "message": "m", "index": "dense",

@@ -43,7 +43,8 @@ from svckit.queue import AsyncQueue, Queue
 from svckit.sandbox import Sandbox
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.vector import AsyncVector, Vector
-from tests.reliability.conftest import DEMO_LIMIT, kv_backend, wait_vector_seeded
+from tests.conftest import start_sandbox, wait_vector_seeded
+from tests.reliability.conftest import DEMO_LIMIT, kv_backend
 
 SVC_LINE = re.compile(r"^SVC_[A-Z_]+=\S*$")
 
@@ -83,10 +84,10 @@ def _exception_texts(exc: BaseException) -> list[str]:
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """``Sandbox(seed="demo")`` with every area, plus an ACL user with its REST token."""
-    sandbox = Sandbox(tmp_path_factory.mktemp("secrets"), seed="demo", backend=kv_backend(),
-                      demo_limit=DEMO_LIMIT, queue_retry_delay=0).start()
+    sandbox = start_sandbox(tmp_path_factory.mktemp("secrets"), seed="demo", backend=kv_backend(),
+                            demo_limit=DEMO_LIMIT, queue_retry_delay=0)
     try:
-        wait_vector_seeded(sandbox)
+        wait_vector_seeded(sandbox, DEMO_LIMIT)
         env = sandbox.env
         kv = {"Authorization": f"Bearer {env['SVC_KV_TOKEN']}"}
         user, password = f"reader{uuid.uuid4().hex[:6]}", "acl-" + uuid.uuid4().hex

@@ -31,8 +31,8 @@ def unit(*hot: int) -> np.ndarray:
 
 
 @pytest.fixture
-def nomodel(sandbox):
-    with Vector.from_settings(sandbox.settings, kind="nomodel") as v:
+def nomodel(vector_sandbox):
+    with Vector.from_settings(vector_sandbox.settings, kind="nomodel") as v:
         yield v
 
 
@@ -55,15 +55,15 @@ def test_upsert_vectors_query_and_fetch(nomodel, ns):
     assert isinstance(record, VectorRecord) and record.vector == pytest.approx(unit(0).tolist())
 
 
-def test_sparse_and_hybrid_vectors_in_every_accepted_shape(sandbox, ns):
-    with Vector.from_settings(sandbox.settings, kind="sparse") as sp:
+def test_sparse_and_hybrid_vectors_in_every_accepted_shape(vector_sandbox, ns):
+    with Vector.from_settings(vector_sandbox.settings, kind="sparse") as sp:
         sp.upsert([{"id": "m", "sparse_vector": SparseVector(indices=[3, 4], values=[1.0, 2.0])},
                    {"id": "t", "sparse_vector": ([4], [5.0])},
                    {"id": "d", "sparseVector": {"indices": [3], "values": [1.0]}}], namespace=ns)
         hits = sp.query(sparse_vector=([4], [1.0]), include_vectors=True, namespace=ns)
         assert [(h.id, h.score) for h in hits] == [("t", 5.0), ("m", 2.0)]
         assert hits[1].sparse_vector == SparseVector(indices=[3, 4], values=[1.0, 2.0])
-    with Vector.from_settings(sandbox.settings, kind="hybrid") as hy:
+    with Vector.from_settings(vector_sandbox.settings, kind="hybrid") as hy:
         hy.upsert({"id": "h", "vector": unit(2), "sparse_vector": (np.array([9]), np.array([1.0]))}, namespace=ns)
         assert [h.id for h in hy.query(unit(2), sparse_vector=([9], [1.0]), namespace=ns)] == ["h"]
 
@@ -110,8 +110,8 @@ def test_update_delete_reset_and_namespaces(nomodel, ns):
         nomodel.delete_namespace(ns)
 
 
-def test_reset_all_empties_every_namespace(sandbox, ns):
-    with Vector.from_settings(sandbox.settings, kind="nomodel") as v:
+def test_reset_all_empties_every_namespace(vector_sandbox, ns):
+    with Vector.from_settings(vector_sandbox.settings, kind="nomodel") as v:
         v.upsert({"id": "a", "vector": unit(0)}, namespace=ns)
         v.upsert({"id": "b", "vector": unit(0)})
         v.reset(all=True)
@@ -125,8 +125,8 @@ def test_server_refusals_are_bad_requests(nomodel, ns):
         nomodel.query(sparse_vector=([1], [1.0]), namespace=ns)
 
 
-async def test_async_client_covers_the_same_operations(sandbox, ns):
-    async with AsyncVector.from_settings(sandbox.settings, kind="nomodel") as v:
+async def test_async_client_covers_the_same_operations(vector_sandbox, ns):
+    async with AsyncVector.from_settings(vector_sandbox.settings, kind="nomodel") as v:
         await v.upsert([{"id": f"z{i}", "vector": unit(i), "metadata": {"i": i}} for i in range(4)], namespace=ns)
         assert [h.id for h in await v.query(unit(3), top_k=1, namespace=ns)] == ["z3"]
         assert [r.id for r in await v.fetch(["z1", "z2"], namespace=ns)] == ["z1", "z2"]

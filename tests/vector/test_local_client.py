@@ -8,12 +8,12 @@ import pytest
 from svckit.errors import BadRequest, EmbeddingModelRequired, InvalidArgument, NotFound
 from svckit.vector.local_client import LocalVector, VectorQueries
 from svckit.vector.models import QueryOptions
-from tests.vector.conftest import CORPUS
+from tests.conftest import VECTOR_CORPUS as CORPUS
 
 
 @pytest.fixture(scope="module")
 def local_hybrid():
-    from svckit.vector.local import LocalIndex
+    from svckit.localindex import LocalIndex
 
     index = LocalIndex(kind="hybrid")
     index.upsert_data(CORPUS)
@@ -64,7 +64,7 @@ def test_arguments_are_refused_before_the_index_is_asked_like_the_remote_client(
 
 
 def test_an_index_without_a_model_answers_embedding_model_required(local_hybrid):
-    from svckit.vector.local import LocalIndex
+    from svckit.localindex import LocalIndex
 
     with pytest.raises(EmbeddingModelRequired) as caught:
         LocalVector(LocalIndex(kind="dense", model=False)).query_data("cat")

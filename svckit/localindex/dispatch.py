@@ -1,0 +1,60 @@
+"""The vector data API's operations over a :class:`LocalIndex`, as the service answers them: one table
+from operation name to handler, and the HTTP status each local error stands for. The sandbox serves
+this table over HTTP; :class:`svckit.vector.local_client.LocalVector` calls it in process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from svckit.errors import EmbeddingModelMissing, InvalidRequest
+from svckit.localindex.index import LocalIndex
+from svckit.localindex.request import parse_delete, parse_fetch
+
+
+def _fetch(index: LocalIndex, body: Any, namespace: str) -> Any:
+    key, value, inc = parse_fetch(body)
+    return index.fetch(None if key == "prefix" else value, namespace, prefix=value if key == "prefix" else None,
+                       include_metadata=inc.metadata, include_vectors=inc.vectors, include_data=inc.data)
+
+
+def _delete(index: LocalIndex, body: Any, namespace: str) -> Any:
+    key, value = parse_delete(body)
+    return {"deleted": index.delete(**{key: value}, namespace=namespace)}
+
+
+def _success(_done: object) -> str:
+    """The reply of operations that answer the string "Success" once the call (the argument) is done."""
+    return "Success"
+
+
+#: operation -> (index, body, namespace, query params) -> result (``info`` is answered by ``index.info()``)
+OPERATIONS: dict[str, Any] = {
+    "query-data": lambda ix, body, ns, q: ix.query(body, ns),
+    "query": lambda ix, body, ns, q: ix.query(body, ns, text=False),
+    "resumable-query-data": lambda ix, body, ns, q: ix.resumable_start(body, ns),
+    "resumable-query": lambda ix, body, ns, q: ix.resumable_start(body, ns, text=False),
+    "resumable-query-next": lambda ix, body, ns, q: ix.resumable_next(body),
+    "resumable-query-end": lambda ix, body, ns, q: _success(ix.resumable_end(body)),
+    "upsert-data": lambda ix, body, ns, q: _success(ix.upsert_data(body, ns)),
+    "upsert": lambda ix, body, ns, q: _success(ix.upsert(body, ns)),
+    "fetch": lambda ix, body, ns, q: _fetch(ix, body, ns),
+    "range": lambda ix, body, ns, q: ix.range(body, ns),
+    "delete": lambda ix, body, ns, q: _delete(ix, body, ns),
+    "update": lambda ix, body, ns, q: ix.update(body, ns),
+    "reset": lambda ix, body, ns, q: _success(ix.reset(ns, all="all" in q)),
+    "list-namespaces": lambda ix, body, ns, q: ix.namespaces(),
+    "delete-namespace": lambda ix, body, ns, q: _success(ix.delete_namespace(ns)),
+}
+
+
+def error_status(exc: Exception) -> int | None:
+    """The HTTP status the service answers for a local index error (422: no embedding model; 400: a
+    refused request or filter; 404: an unknown name), or None for an error that is a bug."""
+    if isinstance(exc, EmbeddingModelMissing):
+        return 422
+    if isinstance(exc, InvalidRequest):
+        return exc.status
+    if isinstance(exc, ValueError):  # FilterSyntaxError and the index's own refusals
+        return 400
+    return None

@@ -1,0 +1,120 @@
+"""The local index's vector data API without HTTP: resumable query expiry, persistence of client-given
+vectors, merge patch, and opening an index file written before those columns existed."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from svckit.localindex import InvalidRequest, LocalIndex
+from svckit.localindex.index import merge_patch
+from svckit.localindex.request import UnknownName
+
+DIM = 8
+
+
+def unit(i: int) -> list[float]:
+    v = [0.0] * DIM
+    v[i] = 1.0
+    return v
+
+
+def nomodel(path=None) -> LocalIndex:
+    return LocalIndex(kind="dense", model=False, dimension=DIM, path=path)
+
+
+def test_resumable_query_expires_after_max_idle_seconds_without_use():
+    idx = nomodel()
+    idx.upsert([{"id": f"v{i}", "vector": unit(i)} for i in range(4)])
+    now = [100.0]
+    idx.clock = lambda: now[0]
+    started = idx.resumable_start({"vector": unit(0), "topK": 1, "maxIdle": 60}, text=False)
+    assert [h["id"] for h in started["scores"]] == ["v0"]
+    now[0] += 59  # used within maxIdle: the idle time starts again
+    assert len(idx.resumable_next({"uuid": started["uuid"], "additionalK": 1})) == 1
+    now[0] += 60
+    assert len(idx.resumable_next({"uuid": started["uuid"], "additionalK": 1})) == 1
+    now[0] += 61
+    with pytest.raises(UnknownName, match="expired"):
+        idx.resumable_next({"uuid": started["uuid"], "additionalK": 1})
+
+
+def test_resumable_query_skips_vectors_deleted_since_it_started():
+    idx = nomodel()
+    idx.upsert([{"id": f"v{i}", "vector": unit(i)} for i in range(3)])
+    started = idx.resumable_start({"vector": unit(0), "topK": 1}, text=False)
+    idx.delete(["v1", "v2"])
+    assert idx.resumable_next({"uuid": started["uuid"], "additionalK": 5}) == []
+
+
+def test_client_given_vectors_survive_a_restart(tmp_path):
+    hybrid = LocalIndex(kind="hybrid", model=False, dimension=DIM, path=tmp_path / "h")
+    hybrid.upsert({"id": "a", "vector": unit(1), "sparseVector": {"indices": [9, 4], "values": [0.5, 2.0]},
+                   "data": "kept as text only", "metadata": {"m": 1}}, namespace="ns")
+    hybrid.update({"id": "a", "metadata": {"n": 2}, "metadataUpdateMode": "PATCH"}, namespace="ns")
+    hybrid.close()
+    again = LocalIndex(kind="hybrid", model=False, dimension=DIM, path=tmp_path / "h")
+    [record] = again.fetch("a", "ns", include_vectors=True)
+    assert record["sparseVector"] == {"indices": [4, 9], "values": [2.0, 0.5]}
+    assert record["vector"] == pytest.approx(unit(1)) and record["metadata"] == {"m": 1, "n": 2}
+    assert record["data"] == "kept as text only"
+    hit = again.query({"sparseVector": {"indices": [4], "values": [1.0]}, "topK": 1}, "ns", text=False)
+    assert hit[0]["id"] == "a" and hit[0]["score"] == pytest.approx(2.0)
+
+
+def test_an_index_file_from_before_the_data_api_opens_and_keeps_its_vectors(tmp_path):
+    directory = tmp_path / "old"
+    directory.mkdir()
+    db = sqlite3.connect(directory / "index.sqlite3")
+    db.executescript("""
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE vectors (namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT,
+                              metadata TEXT, vector BLOB, PRIMARY KEY (namespace, id));
+    """)
+    db.execute("INSERT INTO vectors VALUES ('', 'old', 1, NULL, NULL, ?)",
+               (np.asarray(unit(2), dtype=np.float32).tobytes(),))
+    db.commit()
+    db.close()
+    idx = nomodel(directory)
+    assert idx.fetch("old", include_vectors=True)[0]["vector"] == pytest.approx(unit(2))
+    idx.upsert({"id": "new", "vector": unit(3)})
+    idx.close()
+    assert {r["id"] for r in nomodel(directory).range({"limit": 10})["vectors"]} == {"old", "new"}
+
+
+def test_merge_patch_follows_rfc_7396():
+    target = {"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"}, "tags": ["a", "b"]}
+    patch = {"title": "Hello!", "phoneNumber": "+01-123", "author": {"familyName": None}, "tags": ["c"]}
+    assert merge_patch(target, patch) == {"title": "Hello!", "author": {"givenName": "John"}, "tags": ["c"],
+                                          "phoneNumber": "+01-123"}
+    assert merge_patch({"a": 1}, {"a": {"b": None}}) == {"a": {}}
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"id": "x", "vector": unit(0)[:3]}, "Invalid vector dimension: 3, expected: 8"),
+    ({"id": "x"}, "vector or sparseVector: required"),
+    ({"id": "x", "vector": unit(0), "sparseVector": {"indices": [1], "values": [1.0]}}, "dense index"),
+    ({"id": "x", "vector": [float("nan")] * DIM}, "finite numbers"),
+])
+def test_upsert_refuses_vectors_the_index_cannot_hold(body, message):
+    with pytest.raises(InvalidRequest, match=message):
+        nomodel().upsert(body)
+
+
+def test_sparse_vector_shape_is_checked():
+    idx = LocalIndex(kind="sparse")
+    for sparse, message in [({"indices": [1, 1], "values": [1.0, 2.0]}, "repeat"),
+                            ({"indices": [1], "values": [1.0, 2.0]}, "same length"),
+                            ({"indices": [2**31], "values": [1.0]}, "32-bit")]:
+        with pytest.raises(InvalidRequest, match=message):
+            idx.upsert({"id": "s", "sparseVector": sparse})
+
+
+def test_delete_needs_exactly_one_selector_and_a_real_filter():
+    idx = nomodel()
+    idx.upsert([{"id": "a", "vector": unit(0), "metadata": {"k": 1}}])
+    with pytest.raises(InvalidRequest, match="reset"):
+        idx.delete(filter="")
+    assert idx.delete(filter="k = 1") == 1

@@ -1,0 +1,54 @@
+"""Fixtures of the widget tests.
+
+Unit tests use the in-memory fakes of ``fakes.py`` (fast, no sockets) and a small LocalIndex corpus
+(the packaged embedding model loads once per session). Tests that must see the real clients at work
+use the sandbox family of tests/conftest.py: ``demo_sandbox`` (every area, demo data) and
+``demo_kv_sandbox`` (key-value and account areas with the demo data, fresh per module, whose
+``clients`` and ``kv`` are below).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from svckit.sandbox import Sandbox
+
+CORPUS = [
+    ("a cat sat on the warm mat", "pets", 2001),
+    ("dogs love to run in the park", "pets", 2003),
+    ("the parrot learned to say hello", "pets", 2010),
+    ("stock markets fell sharply on friday", "finance", 2008),
+    ("the central bank raised interest rates", "finance", 2022),
+    ("bond yields climbed after the report", "finance", 2019),
+    ("a recipe for tomato soup with basil", "food", 2015),
+    ("how to bake sourdough bread at home", "food", 2020),
+    ("slow cooked beef stew for winter", "food", 2012),
+]
+
+
+@pytest.fixture(scope="session")
+def corpus_items() -> list[dict]:
+    return [{"id": f"doc-{i}", "data": text, "metadata": {"genre": genre, "year": year}}
+            for i, (text, genre, year) in enumerate(CORPUS)]
+
+
+@pytest.fixture(scope="session")
+def local_corpus(corpus_items):
+    """One LocalCorpus for the session: the model and the three small indexes are built once."""
+    from svckit.widgets.vector_playground import LocalCorpus
+
+    corpus = LocalCorpus(corpus_items)
+    for kind in ("dense", "sparse", "hybrid"):
+        corpus.index(kind)
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def clients(demo_kv_sandbox: Sandbox):
+    with demo_kv_sandbox.connect() as c:
+        yield c
+
+
+@pytest.fixture
+def kv(clients):
+    return clients.kv

@@ -1,0 +1,216 @@
+"""The vector playground driven through its controls: against the local index (fallback) and a
+recording fake of the Vector client (what is sent to the service, and the 422 fallback)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svckit.config import Settings
+from svckit.errors import EmbeddingModelRequired
+from svckit.vector.local_client import LocalVector, VectorQueries
+from svckit.widgets.vector_playground import VectorPlayground
+from tests.widgets.fakes import RecordingVector
+
+
+@pytest.fixture
+def playground(local_corpus):
+    return VectorPlayground(corpus=local_corpus, autorun=False)
+
+
+def test_without_settings_every_kind_falls_back_to_local_and_the_banner_says_why(local_corpus):
+    w = VectorPlayground.from_settings(Settings(), corpus=local_corpus, autorun=False)
+    assert w.backend == "local"
+    assert "Local fallback" in w.w_banner.value and "SVC_VECTOR_HYBRID_URL" in w.w_banner.value
+    w.w_kind.value = "dense"
+    assert "SVC_VECTOR_URL" in w.w_banner.value
+
+
+def test_typed_query_fills_table_and_score_chart(playground):
+    playground.w_query.value = "baking bread at home"
+    assert playground.result_count > 0
+    assert playground.hits.iloc[0]["id"] == "doc-7"
+    assert "doc-7" in playground.w_table.value and "sourdough" in playground.w_table.value
+    bars = playground.score_fig.data[0]
+    assert bars.y[0] == "1. doc-7"
+    assert np.all(np.diff(np.asarray(bars.x, dtype=float)) <= 0)  # best first
+    assert "local index" in playground.w_status.value
+
+
+def test_filter_error_is_shown_inline_with_caret_and_blocks_the_query(local_corpus):
+    remote = RecordingVector()
+    w = VectorPlayground({"hybrid": remote}, corpus=local_corpus, autorun=False)
+    w.w_filter.value = "genre = 'food' AND"
+    assert w.filter_error_position == 18
+    assert "position 18" in w.w_filter_error.value
+    caret_line = w.w_filter_error.value.split("\n")[1]
+    assert caret_line.index("^") == 18
+    w.w_query.value = "soup"
+    assert remote.calls == [] and "fix the filter" in w.w_status.value
+    w.w_filter.value = "genre = 'food'"
+    assert w.w_filter_error.value == "" and w.filter_error_position == -1
+    w.w_search.click()
+    assert remote.calls[0]["filter"] == "genre = 'food'"
+
+
+def test_filter_restricts_local_results(playground):
+    playground.w_filter.value = "genre = 'finance' AND year >= 2010"
+    playground.query("money and interest")
+    assert set(playground.hits["id"]) == {"doc-4", "doc-5"}
+    assert set(playground.hits["metadata.genre"]) == {"finance"}
+
+
+def test_controls_become_the_request_and_options_follow_the_index_kind(local_corpus):
+    remote = {k: RecordingVector() for k in ("dense", "sparse", "hybrid")}
+    w = VectorPlayground(remote, corpus=local_corpus, autorun=False)
+    assert w.backend == "remote" and "service" in w.w_banner.value
+    w.w_topk.value = 3
+    w.w_namespace.value = "news"
+    w.w_inc_vec.value = True
+    w.w_mode.value = "SPARSE"
+    w.w_fusion.value = "DBSF"
+    w.w_weight.value = "IDF"
+    w.query("rates")
+    sent = remote["hybrid"].calls[0]
+    assert sent == {"data": "rates", "top_k": 3, "include_metadata": True, "include_vectors": True,
+                    "include_data": True, "filter": "", "weighting_strategy": "IDF",
+                    "fusion_algorithm": "DBSF", "query_mode": "SPARSE", "namespace": "news"}
+    w.w_kind.value = "dense"  # re-runs the query on the dense index: no hybrid-only options
+    dense = remote["dense"].calls[-1]
+    assert dense["query_mode"] is dense["fusion_algorithm"] is dense["weighting_strategy"] is None
+    assert w.w_mode.disabled and w.w_weight.disabled
+    w.w_kind.value = "sparse"
+    sparse = remote["sparse"].calls[-1]
+    assert sparse["weighting_strategy"] == "IDF" and sparse["query_mode"] is None
+    assert list(w.hits["id"]) == ["doc-7", "doc-6"]
+
+
+def test_a_422_index_falls_back_to_local_visibly(local_corpus):
+    remote = RecordingVector(fail_with=EmbeddingModelRequired("no model", status=422))
+    w = VectorPlayground({"hybrid": remote}, corpus=local_corpus, autorun=False)
+    assert w.backend == "remote"
+    w.query("tomato soup")
+    assert len(remote.calls) == 1  # tried once, then remembered
+    assert w.backend == "local" and "422" in w.fallback_reason
+    assert "Local fallback" in w.w_banner.value and "422" in w.w_banner.value
+    assert w.hits.iloc[0]["id"] == "doc-6"
+
+
+def test_side_by_side_modes_and_rank_shift(playground):
+    playground.query("sourdough bread")
+    assert set(playground.by_mode) == {"DENSE", "SPARSE", "HYBRID"}
+    assert list(playground.by_mode["SPARSE"]["id"]) == ["doc-7"]  # only the text with those words
+    assert len(playground.by_mode["DENSE"]) == len(local_corpus_ids(playground))
+    lines = {t.name: list(t.y) for t in playground.rank_fig.data}
+    assert lines["doc-7"] == [1, 1, 1]
+    assert None in lines[playground.by_mode["DENSE"]["id"].iloc[1]]  # absent from SPARSE: a gap
+    assert len(playground.compare_tables.children) == 3
+
+
+def local_corpus_ids(w):
+    return w.corpus.items
+
+
+def test_projection_is_drawn_when_its_tab_opens_fitted_once_and_marks_query_and_hits(playground):
+    playground.query("cats and dogs")
+    assert len(playground.projection_fig.data) == 0  # not fitted until asked for
+    playground.tabs.selected_index = 2
+    pm = playground.projection_map()
+    playground.query("stock market")
+    assert playground.projection_map() is pm  # cached per index
+    traces = {t.name: t for t in playground.projection_fig.data}
+    assert set(traces) == {"similarity", "hits", "query"}
+    hits = traces["hits"]
+    first = playground.hits.iloc[0]["id"]
+    assert [hits.x[0], hits.y[0]] == list(pm.coords[pm.position[first]])
+    # coloured by similarity to the query: the top hit is the most similar point
+    sim = np.asarray(traces["similarity"].marker.color)
+    assert pm.ids[int(np.argmax(sim))] == first
+
+
+def test_projection_colour_by_metadata_field(playground):
+    playground.query("soup")
+    playground.tabs.selected_index = 2
+    assert "genre" in playground.w_color.options
+    playground.w_color.value = "genre"
+    names = {t.name for t in playground.projection_fig.data}
+    assert {"pets", "finance", "food"} <= names
+
+
+def test_batch_mode_draws_one_chart_per_query(playground):
+    playground.w_batch.value = "cats\n\nbond yields\nbeef stew"
+    playground.w_batch_run.click()
+    assert len(playground.batch_box.children) == 3
+    titles = [fw.layout.title.text for fw in playground.batch_box.children]
+    assert titles == ["“cats”", "“bond yields”", "“beef stew”"]
+    assert [df.iloc[0]["id"] for df in playground.batch_hits] == ["doc-0", "doc-5", "doc-8"]
+
+
+# -- browsing an index ---------------------------------------------------------------------------
+
+
+def test_browse_tab_lists_namespaces_pages_maps_and_fetches_a_record(playground, local_corpus):
+    playground.tabs.selected_index = 4  # opening the tab browses the selected (local) index
+    assert playground.namespace_names == [""]
+    n = len(local_corpus.items)
+    assert playground.browse_count == min(n, 25) and playground.map_count == n
+    assert f"{n:,} vectors in 1 namespace" in playground.w_browse_info.value
+    assert list(playground.browse_records["id"]) == sorted(str(i["id"]) for i in local_corpus.items)[:25]
+    assert playground.browse_fig.layout.title.text.startswith("hybrid index, namespace (default): PCA of")
+    assert {t.name for t in playground.browse_fig.data} >= {"pets", "finance", "food"}  # coloured by genre
+    playground.w_record_id.value = "doc-7"
+    assert playground.record.id == "doc-7" and "sourdough" in playground.w_record.value
+    assert "384 dims" in playground.w_record.value and "sparse vector" in playground.w_record.value
+    playground.w_record_id.value = "no-such-id"
+    assert playground.record is None and "no such id" in playground.w_record.value
+
+
+def test_a_hit_of_the_results_tab_opens_in_full(playground):
+    playground.query("sourdough bread")
+    assert playground.w_hit_pick.options[0] == "doc-7"
+    playground.w_hit_pick.value = "doc-7"
+    playground.w_hit_fetch.click()
+    assert "sourdough" in playground.w_hit_record.value and playground.record.id == "doc-7"
+
+
+def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(demo_sandbox, monkeypatch):
+    from upstash_vector import Index
+
+    from svckit.widgets import vector_playground as vp
+
+    ix = Index(demo_sandbox.env["SVC_VECTOR_URL"], demo_sandbox.env["SVC_VECTOR_TOKEN"], retries=0)
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(3, 384))
+    ix.upsert([(f"sdk-{k:03d}", centres[k % 3] + 0.1 * rng.normal(size=384), {"cluster": f"c{k % 3}"})
+               for k in range(60)], namespace="sdk-only")
+    monkeypatch.setattr(vp, "MAP_CAP", 20)  # a "large" namespace: the map is a sample of it
+    w = VectorPlayground.from_settings(demo_sandbox.settings, index_kind="dense", autorun=False)
+    page = w.browse("sdk-only")
+    assert "sdk-only" in w.namespace_names and "" in w.namespace_names
+    assert list(page["id"]) == [f"sdk-{k:03d}" for k in range(25)] and w.browse_cursor == "sdk-025"
+    assert "60" in w.w_browse_info.value and "sdk-only" in w.w_browse_info.value
+    w.w_browse_next.click()  # 26-50
+    w.next_page()  # 51-60
+    assert w.browse_count == 60 and w.browse_cursor == "" and w.w_browse_next.disabled
+    assert w.map_count == 20 and "service, 20 sampled of 60" in w.browse_fig.layout.title.text
+    assert {t.name for t in w.browse_fig.data} == {"c0", "c1", "c2"}
+    record = w.inspect("sdk-042", "sdk-only")
+    assert record.metadata == {"cluster": "c0"} and len(record.vector) == 384
+    assert w.browse("nope").empty  # an unknown namespace is reported in the widget, not raised
+    assert "no namespace" in w.w_browse_info.value and "nope" in w.w_browse_info.value
+
+
+def test_the_widget_holds_one_client_per_kind_typed_by_the_protocol_real_and_fake(local_corpus, demo_sandbox):
+    from svckit.vector import Vector
+
+    fake = RecordingVector()
+    w = VectorPlayground({"hybrid": fake}, corpus=local_corpus, autorun=False)
+    clients = {kind: w._client(kind) for kind in ("dense", "sparse", "hybrid")}
+    assert clients["hybrid"] is fake and isinstance(clients["dense"], LocalVector)
+    with Vector.from_settings(demo_sandbox.settings, kind="dense") as real:
+        assert all(isinstance(c, VectorQueries) for c in (fake, real, *clients.values()))
+    w.index_kind = "dense"
+    assert w.browse().id.tolist()[0] == "doc-0" and "local index" in w.w_browse_info.value
+    w.index_kind = "hybrid"
+    assert list(w.browse()["id"]) == ["doc-6", "doc-7"] and "service" in w.w_browse_info.value
+    assert w.map_count == 0 and "browse failed" not in w.w_browse_info.value  # no dense vectors: an empty map
