@@ -20,6 +20,7 @@ import asyncio
 import base64
 import contextlib
 import importlib.util
+import itertools
 import random
 import socket
 import sys
@@ -164,7 +165,7 @@ def redact(text: str, secrets: tuple[str, ...]) -> str:
 
 def decode_json_reply(response: httpx.Response, what: str, redact: Callable[[str], str] = str) -> Any:
     """The JSON body of a 2xx reply, or the matching APIError for an error status: the one envelope
-    decoder of the JSON interfaces (areas C and D; the vector client should move onto it too).
+    decoder of the JSON interfaces (areas B, C and D).
 
     Error bodies are ``{"error": "..."}`` (docs/errors.md); anything else is shown as text, redacted,
     so a misbehaving proxy cannot leak a secret into a traceback.
@@ -181,6 +182,49 @@ def decode_json_reply(response: httpx.Response, what: str, redact: Callable[[str
             message = redact(response.text[:200]) or response.reason_phrase
         raise error_for_status(response.status_code, redact(message), body, what=what)
     return body
+
+
+class ClientShell:
+    """What every synchronous JSON client (account, queue, vector) shares: its :class:`SyncTransport`
+    in ``self._http``, one way to send a request and decode the reply, ``close()`` and ``with``."""
+
+    _http: SyncTransport
+
+    def _call(self, request: ApiRequest, what: str | None = None) -> Any:
+        return decode_json_reply(self._http.send(request), what or f"{request.method} {request.path}",
+                                 self._http.redact)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClientShell:
+    """The asyncio counterpart of :class:`ClientShell`: ``await _call``, ``aclose()`` (and ``close()``),
+    ``async with``."""
+
+    _http: AsyncTransport
+
+    async def _call(self, request: ApiRequest, what: str | None = None) -> Any:
+        return decode_json_reply(await self._http.send(request), what or f"{request.method} {request.path}",
+                                 self._http.redact)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def close(self) -> None:
+        await self.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 #: How a paginator reads a page: an attribute name, or a function of the page.
@@ -280,6 +324,24 @@ class _TransportBase:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
+    def _after_attempt(self, attempt: int, request: ApiRequest, response: httpx.Response | None,
+                       error: httpx.HTTPError | None, what: str) -> float | httpx.Response:
+        """The retry policy's verdict on one attempt, shared by the sync and async loops: seconds to
+        wait before the next attempt, or the response to return (a final error is raised here)."""
+        status = response.status_code if response is not None else None
+        if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
+            return self.retry.delay(attempt)
+        if error is not None:
+            raise _wrap(error, self._secrets, what) from None
+        assert response is not None
+        return response
+
+    def _stream_retry(self, attempt: int, request: ApiRequest, error: httpx.HTTPError) -> float:
+        """Opening a stream failed: seconds to wait before trying again, or the error, raised."""
+        outcome = self._after_attempt(attempt, request, None, error, f"opening stream {self.base_url}")
+        assert not isinstance(outcome, httpx.Response)
+        return outcome
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.base_url!r}, auth={self.auth!r})"
 
@@ -302,24 +364,16 @@ class SyncTransport(_TransportBase):
 
     def send(self, request: ApiRequest) -> httpx.Response:
         """Send with retries; the returned response is fully read. Error statuses are returned, not raised."""
-        what = f"{request.method} {self.base_url}"
-        attempt = 0
-        while True:
-            attempt += 1
-            error: httpx.HTTPError | None = None
-            response: httpx.Response | None = None
+        for attempt in itertools.count(1):
             try:
-                response = self._client.send(request.build(self._client))
+                response, error = self._client.send(request.build(self._client)), None
             except httpx.HTTPError as exc:
-                error = exc
-            status = response.status_code if response is not None else None
-            if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
-                time.sleep(self.retry.delay(attempt))
-                continue
-            if error is not None:
-                raise _wrap(error, self._secrets, what) from None
-            assert response is not None
-            return response
+                response, error = None, exc
+            outcome = self._after_attempt(attempt, request, response, error, f"{request.method} {self.base_url}")
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            time.sleep(outcome)
+        raise AssertionError("unreachable")
 
     def stream_lines(self, request: ApiRequest) -> EventStream:
         """Open a Server-Sent Events stream now; iterate the returned :class:`EventStream` for each
@@ -329,24 +383,16 @@ class SyncTransport(_TransportBase):
         :class:`StreamRefused` for an HTTP error status. ``EventStream.close()`` may be called from
         any thread, also while another thread is blocked reading it.
         """
-        attempt = 0
-        while True:
-            attempt += 1
+        for attempt in itertools.count(1):
             try:
                 response = self._client.send(request.build(self._client), stream=True)
+                break
             except httpx.HTTPError as exc:
-                if attempt < self.retry.attempts and self.retry.may_retry(request, exc, None):
-                    time.sleep(self.retry.delay(attempt))
-                    continue
-                raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
-            break
+                time.sleep(self._stream_retry(attempt, request, exc))
         if response.status_code >= 400:
-            try:
+            with contextlib.suppress(httpx.HTTPError):  # the status alone still says why
                 response.read()
-            except httpx.HTTPError:
-                pass  # the status alone still says why
-            finally:
-                response.close()
+            response.close()
             raise StreamRefused(response)
         return EventStream(response, self._secrets)
 
@@ -401,29 +447,21 @@ class AsyncTransport(_TransportBase):
         return i
 
     async def send(self, request: ApiRequest) -> httpx.Response:
-        what = f"{request.method} {self.base_url}"
-        attempt = 0
-        while True:
-            attempt += 1
-            error: httpx.HTTPError | None = None
-            response: httpx.Response | None = None
+        for attempt in itertools.count(1):
             i = self._least_busy()
             client = self._clients[i]
             self._in_flight[i] += 1
             try:
-                response = await client.send(request.build(client))
+                response, error = await client.send(request.build(client)), None
             except httpx.HTTPError as exc:
-                error = exc
+                response, error = None, exc
             finally:
                 self._in_flight[i] -= 1
-            status = response.status_code if response is not None else None
-            if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
-                await asyncio.sleep(self.retry.delay(attempt))
-                continue
-            if error is not None:
-                raise _wrap(error, self._secrets, what) from None
-            assert response is not None
-            return response
+            outcome = self._after_attempt(attempt, request, response, error, f"{request.method} {self.base_url}")
+            if isinstance(outcome, httpx.Response):
+                return outcome
+            await asyncio.sleep(outcome)
+        raise AssertionError("unreachable")
 
     def stream_lines(self, request: ApiRequest) -> AsyncEventStream:
         """The asyncio counterpart of :meth:`SyncTransport.stream_lines`: the returned
@@ -432,24 +470,16 @@ class AsyncTransport(_TransportBase):
         return AsyncEventStream(self, request)
 
     async def _open_stream(self, request: ApiRequest) -> httpx.Response:
-        attempt = 0
-        while True:
-            attempt += 1
+        for attempt in itertools.count(1):
             try:
                 response = await self._client.send(request.build(self._client), stream=True)
+                break
             except httpx.HTTPError as exc:
-                if attempt < self.retry.attempts and self.retry.may_retry(request, exc, None):
-                    await asyncio.sleep(self.retry.delay(attempt))
-                    continue
-                raise _wrap(exc, self._secrets, f"opening stream {self.base_url}") from None
-            break
+                await asyncio.sleep(self._stream_retry(attempt, request, exc))
         if response.status_code >= 400:
-            try:
+            with contextlib.suppress(httpx.HTTPError):
                 await response.aread()
-            except httpx.HTTPError:
-                pass
-            finally:
-                await response.aclose()
+            await response.aclose()
             raise StreamRefused(response)
         return response
 

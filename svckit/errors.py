@@ -32,12 +32,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretStr
+
 if TYPE_CHECKING:
     import httpx
 
 
-def mask(secret: str | None) -> str:
+def mask(secret: str | SecretStr | None) -> str:
     """Show a secret as ``***`` plus at most its last four characters (fewer for short secrets)."""
+    if isinstance(secret, SecretStr):
+        secret = secret.get_secret_value()
     if not secret:
         return "***"
     tail = secret[-4:] if len(secret) >= 12 else ""

@@ -1,6 +1,6 @@
 """Client of the developer management interface (spec area C): search index rename, queue account."""
 
-from svckit.account.client import Account, AsyncAccount
+from svckit.account.client import Account, AsyncAccount, QueueAccountAdmin
 from svckit.account.models import PlanType, QueueAccount, QueueAccountState, ReservedType, UpgradePlan
 from svckit.account.plans import LIMIT_FIELDS, UPGRADE_PLAN_NAMES
 
@@ -11,6 +11,7 @@ __all__ = [
     "AsyncAccount",
     "PlanType",
     "QueueAccount",
+    "QueueAccountAdmin",
     "QueueAccountState",
     "ReservedType",
     "UpgradePlan",

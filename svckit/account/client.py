@@ -6,18 +6,18 @@ and :class:`AsyncAccount` only send them, so the two cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
 from svckit._http import (
     DEFAULT_TIMEOUT,
-    ApiRequest,
+    AsyncClientShell,
     AsyncTransport,
     BasicAuth,
+    ClientShell,
     RetryPolicy,
     SyncTransport,
-    decode_json_reply,
 )
 from svckit.account import protocol as p
 from svckit.account.models import QueueAccount, UpgradePlan
@@ -29,7 +29,17 @@ def _settings_args(settings: Settings) -> tuple[str, str, str]:
     return url, email, key
 
 
-class Account:
+@runtime_checkable
+class QueueAccountAdmin(Protocol):
+    """What the account dashboard needs of a client: :class:`Account` satisfies it, and so does any
+    stand-in with these methods."""
+
+    def queue_account(self) -> QueueAccount: ...
+    def rotate_queue_token(self) -> QueueAccount: ...
+    def upgrade_queue_plan(self, customer_id: str, plan_name: str | UpgradePlan) -> str: ...
+
+
+class Account(ClientShell):
     """Synchronous client of the developer management interface.
 
     >>> acct = Account.from_env()                       # doctest: +SKIP
@@ -51,9 +61,6 @@ class Account:
     def from_env(cls, **options: Any) -> Account:
         return cls.from_settings(Settings.from_env(), **options)
 
-    def _call(self, request: ApiRequest) -> Any:
-        return decode_json_reply(self._http.send(request), f"{request.method} {request.path}", self._http.redact)
-
     def rename_search_index(self, id: str, name: str) -> str:
         """Rename search index ``id`` to ``name``; returns ``"OK"``."""
         return p.decode_ok(self._call(p.build_rename(id, name)), "rename")
@@ -71,20 +78,11 @@ class Account:
         ``queue_enterprise_10m``; checked before any request). Returns ``"OK"``."""
         return p.decode_ok(self._call(p.build_upgrade(customer_id, plan_name)), "upgrade")
 
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Account:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"Account({self.url!r}, email={self.email!r})"
 
 
-class AsyncAccount:
+class AsyncAccount(AsyncClientShell):
     """Asynchronous twin of :class:`Account` (same methods, awaited)."""
 
     def __init__(self, url: str, email: str, api_key: str, *, timeout: float | None = DEFAULT_TIMEOUT,
@@ -102,10 +100,6 @@ class AsyncAccount:
     def from_env(cls, **options: Any) -> AsyncAccount:
         return cls.from_settings(Settings.from_env(), **options)
 
-    async def _call(self, request: ApiRequest) -> Any:
-        return decode_json_reply(await self._http.send(request), f"{request.method} {request.path}",
-                                 self._http.redact)
-
     async def rename_search_index(self, id: str, name: str) -> str:
         return p.decode_ok(await self._call(p.build_rename(id, name)), "rename")
 
@@ -117,18 +111,6 @@ class AsyncAccount:
 
     async def upgrade_queue_plan(self, customer_id: str, plan_name: str | UpgradePlan) -> str:
         return p.decode_ok(await self._call(p.build_upgrade(customer_id, plan_name)), "upgrade")
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def close(self) -> None:
-        await self.aclose()
-
-    async def __aenter__(self) -> AsyncAccount:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"AsyncAccount({self.url!r}, email={self.email!r})"

@@ -33,9 +33,14 @@ from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError
 from svckit.kv.commands import Cmd, Commands
 from svckit.kv.protocol import (
     Arg,
-    Codec,
     Message,
     MonitorEvent,
+    WireFormat,
+    build_batch,
+    build_command,
+    command_error,
+    decode_batch,
+    decode_reply,
     encode_arg,
     json_args,
     parse_message,
@@ -60,13 +65,16 @@ def _stream_timeout(timeout: float | None) -> float:
 
 
 class _Base(Commands, Generic[S]):
-    """What KV and AsyncKV share: configuration, the codec, construction from settings."""
+    """What KV and AsyncKV share: configuration, the wire format, construction from settings."""
 
-    _codec: Codec
+    _format: WireFormat
+    #: SyncTransport for KV, AsyncTransport for AsyncKV: the only thing construction does differently
+    _transport_class: type[SyncTransport] | type[AsyncTransport]
 
-    def _setup(
-        self, url: str, token: str, *, encoding: str | None, response_format: str, decode: bool,
-        readonly: bool,
+    def __init__(
+        self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+        transport: Any = None, readonly: bool = False,
     ) -> None:
         if not url:
             raise InvalidArgument("url", "the key-value URL is empty (SVC_KV_URL)")
@@ -79,28 +87,38 @@ class _Base(Commands, Generic[S]):
         resp2 = response_format == "resp2"
         # decode=False asks for bytes: base64 makes the JSON format lossless for binary values.
         base64 = encoding == "base64" or (encoding is None and not decode and not resp2)
-        self._codec = Codec(base64=base64, resp2=resp2, decode=decode)
+        self._format = WireFormat(base64=base64, resp2=resp2, decode=decode)
         self.url = url.rstrip("/")
         self.encoding = "base64" if base64 else None
         self.response_format = response_format
         self.decode = decode
         self._readonly = readonly
         self._token_hint = mask(token)
+        self._timeout = timeout
+        self._transport: Any = self._transport_class(self.url, BearerAuth(token), timeout=timeout, retry=retry,
+                                                     transport=transport)
+
+    if not TYPE_CHECKING:  # type checkers see each class's overloads (KV[str] or KV[bytes]) instead
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
+                          **options: Any) -> Any:
+            """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN."""
+            url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
+            return cls(url, token, decode=decode, readonly=readonly, **options)
+
+        @classmethod
+        def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> Any:
+            """Build from the SVC_KV_* environment variables."""
+            return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)
 
     @property
     def readonly(self) -> bool:
         """True when the client was built with the Read Only token."""
         return self._readonly
 
-    @staticmethod
-    def _settings_args(settings: Settings, readonly: bool) -> tuple[str, str]:
-        url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
-        return url, token
-
     def _decode(self, response: httpx.Response, cmd: Cmd[Any, Any]) -> Any:
-        value = self._codec.decode_reply(
-            response.status_code, response.headers.get("content-type", ""), response.content, cmd.args
-        )
+        value = decode_reply(self._format, response.status_code, response.headers.get("content-type", ""),
+                             response.content, cmd.args)
         return value if cmd.convert is None else cmd.convert(value)
 
     def _refused(self, refused: StreamRefused, what: str) -> SvcError:
@@ -109,7 +127,7 @@ class _Base(Commands, Generic[S]):
             body = loads(response.content)
         except ValueError:
             body = {"error": response.text[:200] or f"HTTP {response.status_code}"}
-        return Codec.error(response.status_code, body, [what])
+        return command_error(response.status_code, body, [what])
 
     def __repr__(self) -> str:
         extra = "".join(
@@ -128,58 +146,47 @@ class KV(_Base[S]):
     'hello'
     """
 
-    @overload
-    def __init__(
-        self: KV[str], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None, readonly: bool = False,
-    ) -> None: ...
-    @overload
-    def __init__(
-        self: KV[bytes], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None, readonly: bool = False,
-    ) -> None: ...
-    def __init__(
-        self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.BaseTransport | None = None, readonly: bool = False,
-    ) -> None:
-        self._setup(url, token, encoding=encoding, response_format=response_format, decode=decode,
-                    readonly=readonly)
-        self._timeout = timeout
-        self._transport = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                        transport=transport)
+    _transport_class = SyncTransport
+    _transport: SyncTransport
 
-    @overload
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
-                      **options: Any) -> KV[str]: ...
-    @overload
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
-                      **options: Any) -> KV[bytes]: ...
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
-                      **options: Any) -> KV[Any]:
-        """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN."""
-        url, token = cls._settings_args(settings, readonly)
-        return cls(url, token, decode=decode, readonly=readonly, **options)  # type: ignore[call-overload,no-any-return]
-
-    @overload
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, **options: Any) -> KV[str]: ...
-    @overload
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: Literal[False], **options: Any) -> KV[bytes]: ...
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> KV[Any]:
-        """Build from the SVC_KV_* environment variables."""
-        return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)  # type: ignore[call-overload,no-any-return]
+    if TYPE_CHECKING:  # the decode flag picks the type of values: KV[str] or KV[bytes]
+        @overload
+        def __init__(
+            self: KV[str], url: str, token: str, *, encoding: str | None = None,
+            response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
+            retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: KV[bytes], url: str, token: str, *, encoding: str | None = None,
+            response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
+            retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
+        ) -> None: ...
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        @overload
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
+                          **options: Any) -> KV[str]: ...
+        @overload
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
+                          **options: Any) -> KV[bytes]: ...
+        @classmethod
+        def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
+        @overload
+        @classmethod
+        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True,
+                     **options: Any) -> KV[str]: ...
+        @overload
+        @classmethod
+        def from_env(cls, readonly: bool = False, *, decode: Literal[False],
+                     **options: Any) -> KV[bytes]: ...
+        @classmethod
+        def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
 
     # -- running commands --------------------------------------------------------------------
     def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        request = self._codec.command_request(cmd.args, private=private)
+        request = build_command(self._format, cmd.args, private=private)
         request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
         return self._decode(self._transport.send(request), cmd)
 
@@ -227,55 +234,46 @@ class KV(_Base[S]):
 class AsyncKV(_Base[S]):
     """Key-value client (asyncio): the same helpers as :class:`KV`, awaited."""
 
-    @overload
-    def __init__(
-        self: AsyncKV[str], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
-    ) -> None: ...
-    @overload
-    def __init__(
-        self: AsyncKV[bytes], url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
-    ) -> None: ...
-    def __init__(
-        self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
-    ) -> None:
-        self._setup(url, token, encoding=encoding, response_format=response_format, decode=decode,
-                    readonly=readonly)
-        self._timeout = timeout
-        self._transport = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                         transport=transport)
+    _transport_class = AsyncTransport
+    _transport: AsyncTransport
 
-    @overload
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
-                      **options: Any) -> AsyncKV[str]: ...
-    @overload
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
-                      **options: Any) -> AsyncKV[bytes]: ...
-    @classmethod
-    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
-                      **options: Any) -> AsyncKV[Any]:
-        url, token = cls._settings_args(settings, readonly)
-        return cls(url, token, decode=decode, readonly=readonly, **options)  # type: ignore[call-overload,no-any-return]
-
-    @overload
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, **options: Any) -> AsyncKV[str]: ...
-    @overload
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: Literal[False], **options: Any) -> AsyncKV[bytes]: ...
-    @classmethod
-    def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> AsyncKV[Any]:
-        return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)  # type: ignore[call-overload,no-any-return]
+    if TYPE_CHECKING:  # the decode flag picks the type of values: AsyncKV[str] or AsyncKV[bytes]
+        @overload
+        def __init__(
+            self: AsyncKV[str], url: str, token: str, *, encoding: str | None = None,
+            response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
+            retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+        ) -> None: ...
+        @overload
+        def __init__(
+            self: AsyncKV[bytes], url: str, token: str, *, encoding: str | None = None,
+            response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
+            retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+        ) -> None: ...
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+        @overload
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
+                          **options: Any) -> AsyncKV[str]: ...
+        @overload
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
+                          **options: Any) -> AsyncKV[bytes]: ...
+        @classmethod
+        def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
+        @overload
+        @classmethod
+        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True,
+                     **options: Any) -> AsyncKV[str]: ...
+        @overload
+        @classmethod
+        def from_env(cls, readonly: bool = False, *, decode: Literal[False],
+                     **options: Any) -> AsyncKV[bytes]: ...
+        @classmethod
+        def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
 
     async def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        request = self._codec.command_request(cmd.args, private=private)
+        request = build_command(self._format, cmd.args, private=private)
         request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
         return self._decode(await self._transport.send(request), cmd)
 
@@ -347,13 +345,13 @@ class BasePipeline(Commands):
         commands = self._queue[:]
         rows = [json_args(cmd.args) for cmd in commands]  # may refuse raw bytes: queue kept then
         self._queue.clear()
-        request = self._client._codec.batch_request(rows, transaction=self.transaction)
+        request = build_batch(self._client._format, rows, transaction=self.transaction)
         request.path = self._client.url + request.path  # absolute: no merge with base_url
         return commands, request
 
     def _results(self, commands: list[Cmd[Any, Any]], request: ApiRequest, response: httpx.Response) -> list[Any]:
-        values = self._client._codec.decode_batch(
-            response.status_code, response.headers.get("content-type", ""), response.content,
+        values = decode_batch(
+            self._client._format, response.status_code, response.headers.get("content-type", ""), response.content,
             [cmd.args for cmd in commands], transaction=self.transaction,
         )
         for index, cmd in enumerate(commands):

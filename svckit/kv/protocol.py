@@ -275,186 +275,195 @@ def parse_message(payload: str, channel: str | None = None) -> Message:
     return Message(kind, chan, data=tail, raw=payload)
 
 
-# -- the codec ---------------------------------------------------------------------------------
+# -- requests and replies ------------------------------------------------------------------------
 
 
-class Codec:
-    """Request building and reply decoding for one client configuration."""
+@dataclass(frozen=True)
+class WireFormat:
+    """How one client talks: values base64-encoded on the wire, RESP2 replies, and whether the user
+    gets ``str`` (``decode=True``) or ``bytes``. The headers each request carries follow from it."""
 
-    def __init__(self, *, base64: bool, resp2: bool, decode: bool) -> None:
-        if base64 and resp2:
+    base64: bool
+    resp2: bool
+    decode: bool
+    #: single-command requests
+    headers: dict[str, str] = field(init=False, compare=False)
+    #: ``/pipeline`` and ``/multi-exec`` (always answered in JSON), with the JSON content type
+    batch_headers: dict[str, str] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.base64 and self.resp2:
             raise InvalidArgument("encoding", 'encoding="base64" cannot be combined with response_format="resp2"')
-        self.base64 = base64
-        self.resp2 = resp2
-        self.decode = decode
-        headers: dict[str, str] = {}
-        if base64:
-            headers[ENCODING_HEADER] = "base64"
-        self.batch_headers = dict(headers)  # /pipeline and /multi-exec always answer in JSON
-        self.batch_json_headers = {**self.batch_headers, **JSON_HEADERS}
-        if resp2:
-            headers[FORMAT_HEADER] = "resp2"
-        self.headers = headers
+        encoding = {ENCODING_HEADER: "base64"} if self.base64 else {}
+        object.__setattr__(self, "batch_headers", {**encoding, **JSON_HEADERS})
+        object.__setattr__(self, "headers", {**encoding, FORMAT_HEADER: "resp2"} if self.resp2 else encoding)
 
-    # requests
-    def command_request(self, args: Sequence[Arg], *, private: bool = False) -> ApiRequest:
-        """The request for one command; ``private=True`` keeps the arguments out of the URL."""
-        if not args:
-            raise InvalidArgument("args", "a command needs at least its name")
-        raw = [encode_arg(a) for a in args]
-        idempotent = is_read_only(args)
-        if private or carries_secret(args):
-            return self._json_request(raw, idempotent, "arguments must be valid UTF-8")
-        path = command_path(raw)
-        # A line feed in a path is legal once percent-encoded, but routers that match paths with
-        # regular expressions often stop at it (Starlette's Mount does): keep it out of the path.
-        breaks = "%0A" in path
-        if len(path) <= MAX_PATH and not breaks:
-            return ApiRequest("POST", path, headers=self.headers, idempotent=idempotent)
-        if breaks and all(_utf8(a) is not None for a in raw):
-            return self._json_request(raw, idempotent, "")
-        body_form = self._body_request(raw, idempotent)
-        if body_form is not None and not (breaks and "%0A" in body_form.path):
-            return body_form
-        if all(_utf8(a) is not None for a in raw):
-            return self._json_request(raw, idempotent, "")
-        return ApiRequest("POST", path, headers=self.headers, idempotent=idempotent)
 
-    def _body_request(self, raw: list[bytes], idempotent: bool) -> ApiRequest | None:
-        # The longest argument (not the command name) whose followers pair up goes in the body.
-        fits = [i for i in range(1, len(raw)) if (len(raw) - i - 1) % 2 == 0]
-        if not fits:
-            return None
-        index = max(reversed(fits), key=lambda i: len(raw[i]))
-        tail = raw[index + 1 :]
-        names = [_utf8(n) for n in tail[0::2]]
-        if any(n is None or n == "" for n in names):
-            return None
-        path = command_path(raw[:index])
-        query = "&".join(f"{quote_segment(n)}={quote_segment(v)}" for n, v in zip(tail[0::2], tail[1::2]))
-        if len(path) + len(query) > MAX_PATH:
-            return None
-        if query:
-            path = f"{path}?{query}"
-        return ApiRequest("POST", path, headers=self.headers, content=raw[index], idempotent=idempotent)
+def build_command(fmt: WireFormat, args: Sequence[Arg], *, private: bool = False) -> ApiRequest:
+    """The request for one command; ``private=True`` keeps the arguments out of the URL."""
+    if not args:
+        raise InvalidArgument("args", "a command needs at least its name")
+    raw = [encode_arg(a) for a in args]
+    idempotent = is_read_only(args)
+    if private or carries_secret(args):
+        return _json_request(fmt, raw, idempotent)
+    path = command_path(raw)
+    # A line feed in a path is legal once percent-encoded, but routers that match paths with
+    # regular expressions often stop at it (Starlette's Mount does): keep it out of the path.
+    breaks = "%0A" in path
+    if len(path) <= MAX_PATH and not breaks:
+        return ApiRequest("POST", path, headers=fmt.headers, idempotent=idempotent)
+    if breaks and all(_utf8(a) is not None for a in raw):
+        return _json_request(fmt, raw, idempotent)
+    body_form = _body_request(fmt, raw, idempotent)
+    if body_form is not None and not (breaks and "%0A" in body_form.path):
+        return body_form
+    if all(_utf8(a) is not None for a in raw):
+        return _json_request(fmt, raw, idempotent)
+    return ApiRequest("POST", path, headers=fmt.headers, idempotent=idempotent)
 
-    def _json_request(self, raw: list[bytes], idempotent: bool, why: str) -> ApiRequest:
-        texts = self._texts(raw, why or "arguments must be valid UTF-8")
-        # JSON replies only for this form would be surprising; keep the configured format.
-        return ApiRequest("POST", "/", headers={**self.headers, **JSON_HEADERS}, content=dumps(texts),
-                          idempotent=idempotent)
 
-    @staticmethod
-    def _texts(raw: list[bytes], why: str) -> list[str]:
-        texts = []
-        for arg in raw:
-            text = _utf8(arg)
-            if text is None:
-                raise InvalidArgument("args", f"{arg[:20]!r}... is not valid UTF-8: {why}")
-            texts.append(text)
-        return texts
+def _body_request(fmt: WireFormat, raw: list[bytes], idempotent: bool) -> ApiRequest | None:
+    # The longest argument (not the command name) whose followers pair up goes in the body.
+    fits = [i for i in range(1, len(raw)) if (len(raw) - i - 1) % 2 == 0]
+    if not fits:
+        return None
+    index = max(reversed(fits), key=lambda i: len(raw[i]))
+    tail = raw[index + 1 :]
+    names = [_utf8(n) for n in tail[0::2]]
+    if any(n is None or n == "" for n in names):
+        return None
+    path = command_path(raw[:index])
+    query = "&".join(f"{quote_segment(n)}={quote_segment(v)}" for n, v in zip(tail[0::2], tail[1::2]))
+    if len(path) + len(query) > MAX_PATH:
+        return None
+    if query:
+        path = f"{path}?{query}"
+    return ApiRequest("POST", path, headers=fmt.headers, content=raw[index], idempotent=idempotent)
 
-    def batch_request(self, rows: Sequence[Sequence[str]], *, transaction: bool) -> ApiRequest:
-        """``/pipeline`` or ``/multi-exec``: a JSON array of command arrays (see :func:`json_args`)."""
-        idempotent = all(is_read_only(row) for row in rows)
-        path = "/multi-exec" if transaction else "/pipeline"
-        return ApiRequest("POST", path, headers=self.batch_json_headers, content=dumps(rows), idempotent=idempotent)
 
-    # replies
-    def value(self, item: Any, *, b64: bool) -> Any:
-        """Turn one decoded JSON result (str / int / None / nested lists) into the user's types."""
-        if isinstance(item, str):
-            if b64 and item != "OK":
-                try:
-                    raw = binascii.a2b_base64(item, strict_mode=True)
-                except (binascii.Error, ValueError):
-                    raw = item.encode("utf-8")  # not base64: a status reply the server left as is
-                return raw.decode("utf-8", "replace") if self.decode else raw
-            return item if self.decode else item.encode("utf-8")
-        if isinstance(item, list):
-            return [self.value(v, b64=b64) for v in item]
-        return item
+def _json_request(fmt: WireFormat, raw: list[bytes], idempotent: bool) -> ApiRequest:
+    texts = _texts(raw, "arguments must be valid UTF-8")
+    # JSON replies only for this form would be surprising; keep the configured format.
+    return ApiRequest("POST", "/", headers={**fmt.headers, **JSON_HEADERS}, content=dumps(texts),
+                      idempotent=idempotent)
 
-    def resp_value(self, item: resp2.Reply) -> Any:
-        if isinstance(item, bytes):
-            return item.decode("utf-8", "replace") if self.decode else item
-        if isinstance(item, resp2.SimpleString):
-            return str(item) if self.decode else item.encode("utf-8")
-        if isinstance(item, list):
-            return [self.resp_value(v) for v in item]
-        if isinstance(item, resp2.ErrorReply):
-            return CommandError(item.message, status=200, body=item.message)
-        return item
 
-    def decode_reply(self, status: int, content_type: str, body: bytes, args: Sequence[Arg]) -> Any:
-        """The value of a single-command reply, or raise the matching error."""
-        if status == 200 and self.resp2 and not content_type.startswith(JSON_TYPE):
-            reply = resp2.parse(body)
-            if isinstance(reply, resp2.ErrorReply):
-                raise CommandError(reply.message, status=status, body=reply.message)
-            return self.resp_value(reply)
-        envelope = self._json(status, content_type, body, args)
-        if isinstance(envelope, dict) and "result" in envelope and status == 200:
-            return self.value(envelope["result"], b64=self.base64)
-        raise self.error(status, envelope, args)
-
-    def decode_batch(self, status: int, content_type: str, body: bytes, commands: Sequence[Sequence[Arg]],
-                     *, transaction: bool) -> list[Any]:
-        """Pipeline / transaction replies: one value per command, a failed one as a CommandError."""
-        envelope = self._json(status, content_type, body, ["MULTI" if transaction else "PIPELINE"])
-        if isinstance(envelope, dict) and "error" in envelope and status in (200, 400):
-            if transaction:
-                raise TransactionDiscarded(
-                    f"transaction discarded, no command of it ran: {envelope['error']}",
-                    status=status, body=envelope,
-                )
-            raise self.error(status, envelope, ["PIPELINE"])
-        if status != 200 or not isinstance(envelope, list):
-            raise self.error(status, envelope, ["MULTI" if transaction else "PIPELINE"])
-        if len(envelope) != len(commands):
-            raise ProtocolError(f"{len(commands)} commands sent, {len(envelope)} replies received")
-        out: list[Any] = []
-        plain = self.decode and not self.base64  # JSON strings are already what the user gets
-        for element, cmd in zip(envelope, commands):
-            if type(element) is dict and "result" in element:
-                result = element["result"]
-                out.append(result if plain else self.value(result, b64=self.base64))
-            elif isinstance(element, dict) and "error" in element:
-                out.append(CommandError(str(element["error"]), status=200, body=element))
-                out[-1].command = command_name(cmd)  # type: ignore[attr-defined]
-            else:
-                raise ProtocolError(f"reply element is not an envelope: {str(element)[:80]!r}")
-        return out
-
-    def _json(self, status: int, content_type: str, body: bytes, args: Sequence[Arg]) -> Any:
-        try:
-            return loads(body)
-        except ValueError:
-            pass
-        if self.resp2 and body[:1] == b"-":
-            try:
-                reply = resp2.parse(body)
-            except ProtocolError:
-                reply = None
-            if isinstance(reply, resp2.ErrorReply):
-                return {"error": reply.message}
-        if status == 200:
-            raise ProtocolError(f"{command_name(args)} reply is not JSON: {body[:80]!r}")
-        return {"error": body[:200].decode("utf-8", "replace") or f"HTTP {status}"}
-
-    @staticmethod
-    def error(status: int, envelope: Any, args: Sequence[Arg]) -> SvcError:
-        """The error for a failed reply: 200/400 with ``{error}`` is a CommandError carrying the
-        protocol text; other statuses map through :func:`error_for_status`."""
-        text = envelope.get("error") if isinstance(envelope, dict) else None
+def _texts(raw: list[bytes], why: str) -> list[str]:
+    texts = []
+    for arg in raw:
+        text = _utf8(arg)
         if text is None:
-            if status == 200:
-                return ProtocolError(f"reply is neither {{result}} nor {{error}}: {str(envelope)[:80]!r}")
-            text = str(envelope)[:200]
-        if status in (200, 400):
-            err: APIError = CommandError(str(text), status=status, body=envelope)
-        else:
-            err = error_for_status(status, str(text), envelope, what=f"{command_name(args)} command")
-        err.command = command_name(args)  # type: ignore[attr-defined]
-        return err
+            raise InvalidArgument("args", f"{arg[:20]!r}... is not valid UTF-8: {why}")
+        texts.append(text)
+    return texts
 
+
+def build_batch(fmt: WireFormat, rows: Sequence[Sequence[str]], *, transaction: bool) -> ApiRequest:
+    """``/pipeline`` or ``/multi-exec``: a JSON array of command arrays (see :func:`json_args`)."""
+    idempotent = all(is_read_only(row) for row in rows)
+    path = "/multi-exec" if transaction else "/pipeline"
+    return ApiRequest("POST", path, headers=fmt.batch_headers, content=dumps(rows), idempotent=idempotent)
+
+
+def decode_value(fmt: WireFormat, item: Any, *, b64: bool) -> Any:
+    """Turn one decoded JSON result (str / int / None / nested lists) into the user's types."""
+    if isinstance(item, str):
+        if b64 and item != "OK":
+            try:
+                raw = binascii.a2b_base64(item, strict_mode=True)
+            except (binascii.Error, ValueError):
+                raw = item.encode("utf-8")  # not base64: a status reply the server left as is
+            return raw.decode("utf-8", "replace") if fmt.decode else raw
+        return item if fmt.decode else item.encode("utf-8")
+    if isinstance(item, list):
+        return [decode_value(fmt, v, b64=b64) for v in item]
+    return item
+
+
+def decode_resp2_value(fmt: WireFormat, item: resp2.Reply) -> Any:
+    """Turn one parsed RESP2 reply into the user's types (an error element becomes a CommandError)."""
+    if isinstance(item, bytes):
+        return item.decode("utf-8", "replace") if fmt.decode else item
+    if isinstance(item, resp2.SimpleString):
+        return str(item) if fmt.decode else item.encode("utf-8")
+    if isinstance(item, list):
+        return [decode_resp2_value(fmt, v) for v in item]
+    if isinstance(item, resp2.ErrorReply):
+        return CommandError(item.message, status=200, body=item.message)
+    return item
+
+
+def decode_reply(fmt: WireFormat, status: int, content_type: str, body: bytes, args: Sequence[Arg]) -> Any:
+    """The value of a single-command reply, or raise the matching error."""
+    if status == 200 and fmt.resp2 and not content_type.startswith(JSON_TYPE):
+        reply = resp2.parse(body)
+        if isinstance(reply, resp2.ErrorReply):
+            raise CommandError(reply.message, status=status, body=reply.message)
+        return decode_resp2_value(fmt, reply)
+    envelope = _envelope(fmt, status, body, args)
+    if isinstance(envelope, dict) and "result" in envelope and status == 200:
+        return decode_value(fmt, envelope["result"], b64=fmt.base64)
+    raise command_error(status, envelope, args)
+
+
+def decode_batch(fmt: WireFormat, status: int, content_type: str, body: bytes,
+                 commands: Sequence[Sequence[Arg]], *, transaction: bool) -> list[Any]:
+    """Pipeline / transaction replies: one value per command, a failed one as a CommandError."""
+    envelope = _envelope(fmt, status, body, ["MULTI" if transaction else "PIPELINE"])
+    if isinstance(envelope, dict) and "error" in envelope and status in (200, 400):
+        if transaction:
+            raise TransactionDiscarded(
+                f"transaction discarded, no command of it ran: {envelope['error']}",
+                status=status, body=envelope,
+            )
+        raise command_error(status, envelope, ["PIPELINE"])
+    if status != 200 or not isinstance(envelope, list):
+        raise command_error(status, envelope, ["MULTI" if transaction else "PIPELINE"])
+    if len(envelope) != len(commands):
+        raise ProtocolError(f"{len(commands)} commands sent, {len(envelope)} replies received")
+    out: list[Any] = []
+    plain = fmt.decode and not fmt.base64  # JSON strings are already what the user gets
+    for element, cmd in zip(envelope, commands):
+        if type(element) is dict and "result" in element:
+            result = element["result"]
+            out.append(result if plain else decode_value(fmt, result, b64=fmt.base64))
+        elif isinstance(element, dict) and "error" in element:
+            out.append(CommandError(str(element["error"]), status=200, body=element))
+            out[-1].command = command_name(cmd)  # type: ignore[attr-defined]
+        else:
+            raise ProtocolError(f"reply element is not an envelope: {str(element)[:80]!r}")
+    return out
+
+
+def _envelope(fmt: WireFormat, status: int, body: bytes, args: Sequence[Arg]) -> Any:
+    try:
+        return loads(body)
+    except ValueError:
+        pass
+    if fmt.resp2 and body[:1] == b"-":
+        try:
+            reply = resp2.parse(body)
+        except ProtocolError:
+            reply = None
+        if isinstance(reply, resp2.ErrorReply):
+            return {"error": reply.message}
+    if status == 200:
+        raise ProtocolError(f"{command_name(args)} reply is not JSON: {body[:80]!r}")
+    return {"error": body[:200].decode("utf-8", "replace") or f"HTTP {status}"}
+
+
+def command_error(status: int, envelope: Any, args: Sequence[Arg]) -> SvcError:
+    """The error for a failed reply: 200/400 with ``{error}`` is a CommandError carrying the
+    protocol text; other statuses map through :func:`error_for_status`."""
+    text = envelope.get("error") if isinstance(envelope, dict) else None
+    if text is None:
+        if status == 200:
+            return ProtocolError(f"reply is neither {{result}} nor {{error}}: {str(envelope)[:80]!r}")
+        text = str(envelope)[:200]
+    if status in (200, 400):
+        err: APIError = CommandError(str(text), status=status, body=envelope)
+    else:
+        err = error_for_status(status, str(text), envelope, what=f"{command_name(args)} command")
+    err.command = command_name(args)  # type: ignore[attr-defined]
+    return err

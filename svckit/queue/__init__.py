@@ -1,7 +1,7 @@
 """Client of the queue service interface (spec area D): workflow runs, the DLQ (list, get, delete,
 resume, restart), cancel, and the events log."""
 
-from svckit.queue.client import AsyncQueue, Queue
+from svckit.queue.client import AsyncQueue, Queue, WorkflowRuns
 from svckit.queue.models import (
     CallType,
     DlqMessage,
@@ -42,5 +42,6 @@ __all__ = [
     "StepState",
     "StepType",
     "WorkflowRun",
+    "WorkflowRuns",
     "to_unix_ms",
 ]

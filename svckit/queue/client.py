@@ -8,19 +8,19 @@ without I/O; :class:`Queue` and :class:`AsyncQueue` only send, and page through
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
 from svckit._http import (
     DEFAULT_TIMEOUT,
-    ApiRequest,
+    AsyncClientShell,
     AsyncTransport,
     BearerAuth,
+    ClientShell,
     RetryPolicy,
     SyncTransport,
     apaginate,
-    decode_json_reply,
     paginate,
 )
 from svckit.config import Settings
@@ -47,7 +47,21 @@ def _settings_args(settings: Settings) -> tuple[str, str]:
     return url, token
 
 
-class Queue:
+@runtime_checkable
+class WorkflowRuns(Protocol):
+    """What the workflow timeline needs of a queue client: :class:`Queue` satisfies it, and so does
+    any stand-in (a test fake, a recorded replay) with these methods."""
+
+    def workflow_logs(self, **filters: Any) -> LogsPage: ...
+    def cancel(self, run_id: str) -> None: ...
+    def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage: ...
+    def delete_dlq_many(self, dlq_ids: Sequence[str]) -> int: ...
+    def resume(self, dlq_id: str, **overrides: Any) -> ResumeResult: ...
+    def resume_many(self, dlq_ids: Sequence[str], **overrides: Any) -> list[ResumeResult]: ...
+    def restart_many(self, dlq_ids: Sequence[str], **overrides: Any) -> list[ResumeResult]: ...
+
+
+class Queue(ClientShell):
     """Synchronous client of the queue service interface: workflow logs, the DLQ (list, get, delete,
     resume, restart), cancel, the events log."""
 
@@ -64,9 +78,6 @@ class Queue:
     @classmethod
     def from_env(cls, **options: Any) -> Queue:
         return cls.from_settings(Settings.from_env(), **options)
-
-    def _call(self, request: ApiRequest) -> Any:
-        return decode_json_reply(self._http.send(request), f"{request.method} {request.path}", self._http.redact)
 
     # -- workflow runs ---------------------------------------------------------------------------
     def workflow_logs(self, **filters: Any) -> LogsPage:
@@ -156,20 +167,11 @@ class Queue:
         """Every event matching ``filters``, following cursors to the end."""
         return paginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
 
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Queue:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"Queue({self.url!r}, auth={self._http.auth!r})"
 
 
-class AsyncQueue:
+class AsyncQueue(AsyncClientShell):
     """Asynchronous twin of :class:`Queue`."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,
@@ -185,10 +187,6 @@ class AsyncQueue:
     @classmethod
     def from_env(cls, **options: Any) -> AsyncQueue:
         return cls.from_settings(Settings.from_env(), **options)
-
-    async def _call(self, request: ApiRequest) -> Any:
-        return decode_json_reply(await self._http.send(request), f"{request.method} {request.path}",
-                            self._http.redact)
 
     async def workflow_logs(self, **filters: Any) -> LogsPage:
         return decode_model(LogsPage, await self._call(build_logs_request(**filters)), "workflow logs")
@@ -249,18 +247,6 @@ class AsyncQueue:
 
     def iter_events(self, progress: bool = False, **filters: Any) -> AsyncIterator[Event]:
         return apaginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def close(self) -> None:
-        await self.aclose()
-
-    async def __aenter__(self) -> AsyncQueue:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"AsyncQueue({self.url!r}, auth={self._http.auth!r})"

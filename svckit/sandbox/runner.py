@@ -412,7 +412,7 @@ class WorkflowRunner:
         rows = self.store.query("SELECT state FROM runs WHERE seq = ?", (handle.seq,))
         return rows[0]["state"]
 
-    def wait_for_step(self, handle: RunHandle, name: str, state: str = "STEP_PROGRESS",
+    def wait_for_step(self, handle: RunHandle, name: str, state: str = StepState.STEP_PROGRESS.value,
                       timeout: float = 30.0) -> bool:
         """Block until step ``name`` of the run reached ``state`` (polls the store)."""
         event = threading.Event()
@@ -431,7 +431,7 @@ class WorkflowRunner:
         dlq_ids = []
         now = now_ms()
         with self.store.transaction() as db:
-            for run in db.execute("SELECT seq FROM runs WHERE state = 'RUN_STARTED'").fetchall():
+            for run in db.execute("SELECT seq FROM runs WHERE state = ?", (RunState.RUN_STARTED.value,)).fetchall():
                 self._finish_steps(db, "run_seq = ? AND state = ?", (run["seq"], StepState.STEP_PROGRESS.value),
                                    StepState.STEP_FAILED, json.dumps({"error": INTERRUPTED}), now,
                                    error=INTERRUPTED)
@@ -464,15 +464,15 @@ class WorkflowRunner:
             created = max(now_ms(), (last or 0) + 1)
             cur = db.execute(
                 "INSERT INTO runs (run_id, url, state, created_at, label, body, retries, flow_control_key, "
-                "flow_control_value, resumed_from, caller_ip) VALUES (?, ?, 'RUN_STARTED', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, url, created, label, body, retries, flow_control_key, flow_control_value, resumed_from,
+                "flow_control_value, resumed_from, caller_ip) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, url, RunState.RUN_STARTED.value, created, label, body, retries, flow_control_key, flow_control_value, resumed_from,
                  caller_ip))
             seq = cur.lastrowid
             initial = db.execute(
                 "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
                 "message_id, out, concurrent, state, created_at) VALUES (?, 0, 'sequential', NULL, 'init', "
-                "'Initial', 'step', ?, ?, 1, 'STEP_SUCCESS', ?)",
-                (seq, _message_id(), body, created)).lastrowid
+                "'Initial', 'step', ?, ?, 1, ?, ?)",
+                (seq, _message_id(), body, StepState.STEP_SUCCESS.value, created)).lastrowid
             self._record_events(db, "seq = ?", (initial,), StepState.STEP_SUCCESS, created)
             return dict(db.execute("SELECT * FROM runs WHERE seq = ?", (seq,)).fetchone())
 
@@ -511,8 +511,8 @@ class WorkflowRunner:
             if state != RunState.RUN_STARTED.value:
                 return  # canceled meanwhile
             if failure is None:
-                db.execute("UPDATE runs SET state = 'RUN_SUCCESS', completed_at = ? WHERE seq = ?",
-                           (now_ms(), active.seq))
+                db.execute("UPDATE runs SET state = ?, completed_at = ? WHERE seq = ?",
+                           (RunState.RUN_SUCCESS.value, now_ms(), active.seq))
             else:
                 self._fail_run(db, active.seq, now_ms(), failure)
 
@@ -526,8 +526,8 @@ class WorkflowRunner:
             "ORDER BY s.seq DESC LIMIT 1", (seq, StepState.STEP_FAILED.value)).fetchone()
         message_id, not_before = (failed["message_id"], failed["not_before"]) if failed else (_message_id(), now)
         dlq_id = f"dlq_{uuid.uuid4().hex}"
-        db.execute("UPDATE runs SET state = 'RUN_FAILED', completed_at = ?, dlq_id = ? WHERE seq = ?",
-                   (now, dlq_id, seq))
+        db.execute("UPDATE runs SET state = ?, completed_at = ?, dlq_id = ? WHERE seq = ?",
+                   (RunState.RUN_FAILED.value, now, dlq_id, seq))
         db.execute("INSERT INTO dlq (dlq_id, run_seq, created_at, message_id, response_status, response_body, "
                    "not_before) VALUES (?, ?, ?, ?, 500, ?, ?)", (dlq_id, seq, now, message_id, reason, not_before))
         return dlq_id
@@ -570,8 +570,9 @@ class WorkflowRunner:
             row_id = db.execute(
                 "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
                 "message_id, out, concurrent, state, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'step', ?, NULL, ?, 'STEP_PROGRESS', ?)",
-                (active.seq, group, group_type, step_id, name, step_type, message_id, concurrent, now_ms()),
+                "VALUES (?, ?, ?, ?, ?, ?, 'step', ?, NULL, ?, ?, ?)",
+                (active.seq, group, group_type, step_id, name, step_type, message_id, concurrent,
+                 StepState.STEP_PROGRESS.value, now_ms()),
             ).lastrowid
             assert row_id is not None
             return row_id

@@ -22,8 +22,9 @@ from urllib.parse import unquote
 import httpx
 
 from svckit._http import RetryPolicy
-from svckit.vector.client import QueryInput, Vector
+from svckit.vector.client import Vector
 from svckit.vector.models import IndexInfo, QueryResult, RangeResult, VectorRecord
+from svckit.vector.protocol import QueryInput
 
 #: the base URL of a local client: requests never leave the process (the transport answers them)
 LOCAL_URL = "http://127.0.0.1/local-index"

@@ -28,6 +28,7 @@ import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
+from svckit.account.client import QueueAccountAdmin
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import SvcError, mask
 from svckit.widgets._common import ConfirmBar, badge, message_html, style_widget
@@ -57,7 +58,7 @@ class AccountDashboard(W.VBox):
     message_kind = T.Unicode("info")
     refreshed = T.Int(0, help="how many times the record was loaded")
 
-    def __init__(self, client: Any, *, compare_plan: str = "paid",
+    def __init__(self, client: QueueAccountAdmin, *, compare_plan: str = "paid",
                  presets: Mapping[str, Mapping[str, Any]] | None = None, autorefresh: bool = True,
                  **traits: Any) -> None:
         self.client = client
@@ -155,8 +156,7 @@ class AccountDashboard(W.VBox):
             self._say(f"Rotating the token failed: {exc}", "error")
             return None
         self.account = record
-        token = record.token.get_secret_value() if hasattr(record.token, "get_secret_value") else record.token
-        self.token_masked = mask(token)
+        self.token_masked = mask(record.token)
         self._say(f"New token {self.token_masked}: the old token and password no longer work; "
                   "give the new ones to your queue clients.", "ok")
         return self.token_masked
@@ -198,9 +198,7 @@ class AccountDashboard(W.VBox):
         plan = _plain(getattr(acc, "plan", None) or getattr(acc, "reserved_type", "") or getattr(acc, "type", ""))
         state = _plain(getattr(acc, "state", ""))
         if not self.token_masked:
-            token = getattr(acc, "token", None)
-            token = token.get_secret_value() if hasattr(token, "get_secret_value") else token
-            self.token_masked = mask(token)
+            self.token_masked = mask(getattr(acc, "token", None))
         created = frames.format_limit(getattr(acc, "creation_time", None), "unix s")
         badges = [badge(f"plan: {plan or '?'}", frames_color(plan), title="plan"),
                   badge(f"state: {state or '?'}", frames_color(state), title="account state")]

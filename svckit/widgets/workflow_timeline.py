@@ -32,6 +32,7 @@ import traitlets as T
 from svckit import frames
 from svckit._http import paginate
 from svckit.errors import SvcError
+from svckit.queue.client import WorkflowRuns
 from svckit.queue.models import RunState
 from svckit.widgets import _plots
 
@@ -75,7 +76,7 @@ class WorkflowTimeline(W.VBox):
     dlq_selected = T.Tuple()  # the DLQ ids ticked in the list
     dlq_pending = T.Unicode(None, allow_none=True)  # the action waiting for its confirmation
 
-    def __init__(self, queue: Any, *, max_runs: int = 1000, now: Callable[[], datetime] | None = None,
+    def __init__(self, queue: WorkflowRuns, *, max_runs: int = 1000, now: Callable[[], datetime] | None = None,
                  autoload: bool = True, **kwargs: Any) -> None:
         self.queue = queue
         self._now = now or (lambda: datetime.now(timezone.utc))

@@ -129,3 +129,11 @@ def test_client_reprs_hide_credentials():
 def test_step_out_is_optional():
     step = Step(step_name="x", step_type="Run", state="STEP_PROGRESS", created_at=1)
     assert step.out is None and step.call_type == "step"
+
+
+def test_the_dashboard_types_its_client_with_a_protocol_that_account_satisfies():
+    from svckit.account import Account, QueueAccountAdmin
+
+    with Account("http://127.0.0.1:9/v2", "ada@example.com", "key-not-used") as real:
+        assert isinstance(real, QueueAccountAdmin)
+    assert not isinstance(object(), QueueAccountAdmin)

@@ -18,7 +18,7 @@ from svckit.errors import (
     TransactionDiscarded,
 )
 from svckit.kv import KV, Message, MonitorEvent
-from svckit.kv.protocol import MAX_PATH, Codec
+from svckit.kv.protocol import MAX_PATH, WireFormat, decode_reply
 from svckit.sandbox import Sandbox
 
 SPECIAL_KEYS = ["a/b", "sp ace", "100%", "q?x=1", "#frag", "ünï ✓", "", ".", "..", "+&=;", "a%2Fb", "l\ni\r\nne"]
@@ -282,7 +282,7 @@ def test_errors_by_status(kv_sandbox: Sandbox, kv: KV[str]) -> None:
     assert "not-the-token" not in str(auth.value)
     response = kv._transport.send(ApiRequest("DELETE", "/GET/a"))
     with pytest.raises(MethodNotAllowed):
-        Codec(base64=False, resp2=False, decode=True).decode_reply(
+        decode_reply(WireFormat(base64=False, resp2=False, decode=True),
             response.status_code, response.headers.get("content-type", ""), response.content, ["GET"])
 
 

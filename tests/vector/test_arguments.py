@@ -11,7 +11,7 @@ import pytest
 
 from svckit.errors import InvalidArgument
 from svckit.vector import Vector
-from svckit.vector.client import build_query
+from svckit.vector.protocol import build_query
 
 
 def _refuse(request: httpx.Request) -> httpx.Response:

@@ -90,6 +90,22 @@ class FakeQueue:
         self.runs.append(new)
         return ResumeResult(workflow_run_id=new.workflow_run_id, workflow_created_at=created)
 
+    def resume_many(self, dlq_ids, **overrides) -> list[ResumeResult]:
+        return [self.resume(d, **overrides) for d in dlq_ids]
+
+    def restart_many(self, dlq_ids, **overrides) -> list[ResumeResult]:
+        self.calls.append(("restart_many", {"dlq_ids": list(dlq_ids), **overrides}))
+        return [self.resume(d) for d in dlq_ids]
+
+    def delete_dlq_many(self, dlq_ids) -> int:
+        self.calls.append(("delete_dlq_many", {"dlq_ids": list(dlq_ids)}))
+        return sum(self.dlq_entries.pop(d, None) is not None for d in dlq_ids)
+
+    def cancel(self, run_id) -> None:
+        self.calls.append(("cancel", {"run_id": run_id}))
+        self.runs = [r.model_copy(update={"workflow_state": "RUN_CANCELED"})
+                     if r.workflow_run_id == run_id and r.workflow_state == "RUN_STARTED" else r for r in self.runs]
+
 
 class RecordingVector:
     """Stands in for svckit.vector.Vector (it satisfies VectorQueries): records each query_data call and

@@ -10,6 +10,7 @@ import pytest
 from plotly.callbacks import Points
 
 from svckit import frames
+from svckit.queue import Queue, WorkflowRuns
 from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.widgets.fakes import T0, FakeQueue, make_run
@@ -316,3 +317,12 @@ def test_dlq_actions_and_cancel_against_the_sandbox(tmp_path):
         assert w.selected.workflow_state == "RUN_CANCELED"
         release.set()
         assert runner.wait(handle) == "RUN_CANCELED"
+
+
+def test_the_timeline_types_its_client_with_a_protocol_that_queue_and_the_fake_both_satisfy():
+    """WorkflowTimeline(queue: WorkflowRuns): the real client and the test fake answer the same methods,
+    so what the fake-driven tests show is what the real client gets."""
+    with Queue("http://127.0.0.1:9", "token-not-used") as real:
+        assert isinstance(real, WorkflowRuns)
+    assert isinstance(FakeQueue([]), WorkflowRuns)
+    assert not isinstance(object(), WorkflowRuns)
