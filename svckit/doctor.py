@@ -135,6 +135,8 @@ def _widget_builders() -> dict[str, Callable[[], object]]:
         "AccountDashboard": lambda: widgets.AccountDashboard(None, autorefresh=False),
         "VectorPlayground": lambda: widgets.VectorPlayground({}, autorun=False),
         "WorkflowTimeline": lambda: widgets.WorkflowTimeline(None, autoload=False),
+        "KeyspaceReport": lambda: widgets.KeyspaceReport(offline_kv),
+        "MonitorProfiler": lambda: widgets.MonitorProfiler(offline_kv),
     }
 
 

@@ -10,6 +10,7 @@ a function named after what it builds reads best at the call site::
     frames.pipeline_frame(commands, pipe.exec())
     frames.query_frame(v.query_data("red shoes", include_metadata=True))
     frames.records_frame(v.iter_range(include_metadata=True)); frames.namespaces_frame(v.info())
+    frames.hits_frame(hits); frames.explain_frame(explain_hits(v, "red shoes"))
     frames.runs_frame(q.iter_runs()); frames.steps_frame(run)
     frames.dlq_frame(q.iter_dlq()); frames.events_frame(q.iter_events())
     frames.account_limits_frame(account.queue_account())
@@ -370,6 +371,77 @@ def namespaces_frame(info: Any) -> pd.DataFrame:
         "namespace": pd.array(names, dtype="string"),
         "vector_count": pd.array([namespaces[n].vector_count for n in names], dtype="Int64"),
         "pending_vector_count": pd.array([namespaces[n].pending_vector_count for n in names], dtype="Int64"),
+    })
+
+
+def hits_frame(items: Sequence[Any]) -> pd.DataFrame:
+    """One query's hits as the playground shows them: :func:`query_frame` with ``rank`` counted from 1,
+    ``score`` as float64, and ``sparse_terms`` (the sparse vector's size) in place of its indices and
+    values. Accepts the clients' QueryResult models (or their dicts)."""
+    df = query_frame(list(items))
+    df["rank"] = (df["rank"] + 1).astype("int64")
+    df["score"] = df["score"].astype("float64")
+    df["id"] = df["id"].astype(str)
+    df["sparse_terms"] = pd.array([None if v is None else len(v) for v in df["sparse_indices"]], dtype="Int64")
+    return df.drop(columns=["sparse_indices", "sparse_values"])
+
+
+def _nullable(values: Sequence[Any], dtype: str) -> pd.api.extensions.ExtensionArray:
+    return pd.array([None if v is None else v for v in values], dtype=dtype)
+
+
+def explain_frame(explanation: Any) -> pd.DataFrame:
+    """An explanation of a query's hits (:func:`svckit.vector.explain.explain_hits`), one row per hit:
+    ``rank, id, score`` (as the query returned it), ``recomputed`` (from the parts), ``dense_rank,
+    dense_score, sparse_rank, sparse_score``, ``dense_part, sparse_part`` (what each side adds to a
+    fused score: ``1/(k+rank)`` for RRF, the normalised score for DBSF), ``terms`` (the matched BM25
+    terms, best first) and ``formula`` (the arithmetic, in words)."""
+    hits = list(explanation.hits)
+    return pd.DataFrame({
+        "rank": pd.array([h.rank for h in hits], dtype="Int64"),
+        "id": pd.array([h.id for h in hits], dtype="string"),
+        "score": pd.array([h.score for h in hits], dtype="Float64"),
+        "recomputed": pd.array([h.recomputed for h in hits], dtype="Float64"),
+        "dense_rank": _nullable([h.dense_rank for h in hits], "Int64"),
+        "dense_score": _nullable([h.dense_score for h in hits], "Float64"),
+        "sparse_rank": _nullable([h.sparse_rank for h in hits], "Int64"),
+        "sparse_score": _nullable([h.sparse_score for h in hits], "Float64"),
+        "dense_part": _nullable([h.dense_part for h in hits], "Float64"),
+        "sparse_part": _nullable([h.sparse_part for h in hits], "Float64"),
+        "terms": pd.array([", ".join(t.term for t in h.terms) for h in hits], dtype="string"),
+        "formula": pd.array([h.formula for h in hits], dtype="string"),
+    })
+
+
+def explain_terms_frame(explanation: Any, hit_id: str | None = None) -> pd.DataFrame:
+    """The matched BM25 terms of the explained hits (or of one), one row per (hit, term): ``rank, id,
+    term, dimension, query_weight, doc_weight, contribution, tf, doc_len, idf``; a hit's
+    contributions add up to its sparse score. ``tf``, ``doc_len`` and ``idf`` are known for a local
+    index only (NA from the service)."""
+    rows = [(h, t) for h in explanation.hits if hit_id is None or h.id == hit_id for t in h.terms]
+    return pd.DataFrame({
+        "rank": pd.array([h.rank for h, _ in rows], dtype="Int64"),
+        "id": pd.array([h.id for h, _ in rows], dtype="string"),
+        "term": pd.array([t.term for _, t in rows], dtype="string"),
+        "dimension": pd.array([t.dimension for _, t in rows], dtype="Int64"),
+        "query_weight": pd.array([t.query_weight for _, t in rows], dtype="Float64"),
+        "doc_weight": pd.array([t.doc_weight for _, t in rows], dtype="Float64"),
+        "contribution": pd.array([t.contribution for _, t in rows], dtype="Float64"),
+        "tf": _nullable([t.tf for _, t in rows], "Int64"),
+        "doc_len": _nullable([t.doc_len for _, t in rows], "Int64"),
+        "idf": _nullable([t.idf for _, t in rows], "Float64"),
+    })
+
+
+def fusion_stats_frame(explanation: Any) -> pd.DataFrame:
+    """The candidate lists of a fused query, one row per side: ``side, candidates`` and, for DBSF, the
+    normalisation ``mean, std, low`` (μ − 3σ, maps to 0) and ``high`` (μ + 3σ, maps to 1)."""
+    stats = list(explanation.stats)
+    return pd.DataFrame({
+        "side": pd.array([s.side for s in stats], dtype="string"),
+        "candidates": pd.array([s.candidates for s in stats], dtype="Int64"),
+        **{name: pd.array([getattr(s, name) for s in stats], dtype="float64")
+           for name in ("mean", "std", "low", "high")},
     })
 
 

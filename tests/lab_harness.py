@@ -14,10 +14,11 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,28 @@ def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
     finally:
         demo.stop_process(proc, grace=20)
         log.close()
+
+
+@contextlib.contextmanager
+def sandbox_lab(tmp_path_factory: pytest.TempPathFactory, *, notebooks: Sequence[str] | None = None,
+                prepare: Callable[[Any, Path], None] | None = None, **sandbox_options: Any) -> Iterator[Lab]:
+    """What every browser test module starts from: JupyterLab over copies of the demo notebooks
+    (``notebooks``: only these; default every one), its kernels pointed at a sandbox started the way
+    every test starts one (``tests.conftest.running(**sandbox_options)``). ``prepare(sandbox, root)``
+    runs before the lab opens: fill data, wait for seeding, write a notebook of the test's own."""
+    from tests.conftest import running
+
+    require_chromium()
+    root = tmp_path_factory.mktemp("lab")
+    if notebooks is None:
+        demo.copy_notebooks(root)
+    for name in notebooks or ():
+        shutil.copy(demo.NOTEBOOKS_DIR / name, root / name)
+    with running(tmp_path_factory.mktemp("sandbox"), **sandbox_options) as sandbox:
+        if prepare is not None:
+            prepare(sandbox, root)
+        with serve_lab(root, sandbox.env) as lab:
+            yield lab
 
 
 @pytest.fixture(scope="session")

@@ -10,11 +10,33 @@
 Modules: :mod:`~svckit.kv.protocol` (requests and replies, no I/O), :mod:`~svckit.kv.resp2` (RESP2
 parser and encoder), :mod:`~svckit.kv.commands` (typed helpers, written once for every client
 shape), :mod:`~svckit.kv.client` (the clients, pipelines, transactions and event streams),
-:mod:`~svckit.kv.keyspace` (bounded scans, key descriptions and paged value reading for both clients).
+:mod:`~svckit.kv.keyspace` (bounded scans, key descriptions and paged value reading for both clients),
+:mod:`~svckit.kv.bulk` (dry runs and bulk delete / TTL / export under a pattern),
+:mod:`~svckit.kv.formats` (JSON, hex, base64, gzip, msgpack views of values),
+:mod:`~svckit.kv.analysis` (memory and keys per prefix, sampled with stated error or complete),
+:mod:`~svckit.kv.profiler` (commands/s, command mix and hot keys from the monitor stream).
 """
 
 from svckit._http import RetryPolicy
 from svckit.errors import CommandError, TransactionDiscarded
+from svckit.kv.analysis import (
+    AnalysisProgress,
+    KeyspaceAnalysis,
+    KeyspaceReport,
+    analyze_keyspace,
+)
+from svckit.kv.bulk import (
+    BulkPlan,
+    BulkSummary,
+    bulk_delete,
+    bulk_expire,
+    bulk_export,
+    bulk_persist,
+    pattern_for_prefix,
+    plan_bulk,
+    read_export,
+    run_bulk,
+)
 from svckit.kv.client import (
     KV,
     AsyncKV,
@@ -28,6 +50,7 @@ from svckit.kv.client import (
     Transaction,
 )
 from svckit.kv.commands import Cmd, Commands
+from svckit.kv.formats import Formatted, available_encodings, format_value
 from svckit.kv.keyspace import (
     KeyInfo,
     KeyScan,
@@ -39,33 +62,56 @@ from svckit.kv.keyspace import (
     read_page,
     scan_keys,
 )
+from svckit.kv.profiler import MonitorProfile, ProfileSnapshot, SpaceSaving, command_keys, profile_monitor
 from svckit.kv.protocol import Message, MonitorEvent
 
 __all__ = [
     "KV",
+    "AnalysisProgress",
     "AsyncKV",
     "AsyncMonitor",
     "AsyncPipeline",
     "AsyncSubscription",
     "AsyncTransaction",
+    "BulkPlan",
+    "BulkSummary",
     "Cmd",
     "CommandError",
     "Commands",
+    "Formatted",
     "KeyInfo",
     "KeyScan",
+    "KeyspaceAnalysis",
+    "KeyspaceReport",
     "Message",
     "Monitor",
     "MonitorEvent",
+    "MonitorProfile",
     "Pipeline",
+    "ProfileSnapshot",
     "RetryPolicy",
+    "SpaceSaving",
     "Subscription",
     "Transaction",
     "TransactionDiscarded",
     "ValuePage",
     "adescribe_keys",
+    "analyze_keyspace",
     "aread_page",
     "ascan_keys",
+    "available_encodings",
+    "bulk_delete",
+    "bulk_expire",
+    "bulk_export",
+    "bulk_persist",
+    "command_keys",
     "describe_keys",
+    "format_value",
+    "pattern_for_prefix",
+    "plan_bulk",
+    "profile_monitor",
+    "read_export",
     "read_page",
+    "run_bulk",
     "scan_keys",
 ]

@@ -8,6 +8,7 @@ policy that repeats only idempotent (read-only) commands after a reset connectio
 
 from __future__ import annotations
 
+import copy
 from collections.abc import AsyncIterator, Iterator
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
@@ -111,6 +112,22 @@ class _Base(Commands, Generic[S]):
             """Build from the SVC_KV_* environment variables."""
             return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)
 
+    def as_bytes(self) -> Any:
+        """The same client (same connections, same token) with replies as ``bytes``: what a value
+        formatter needs for binary values, which ``decode=True`` turns into U+FFFD. A client that
+        already answers in bytes is returned as is. Closing either one closes both."""
+        if not self.decode:
+            return self
+        view = copy.copy(self)
+        # command helpers bind themselves to the instance on first use (kv.commands): the view must
+        # bind its own, or its calls would decode as the original does
+        for name in [n for n, v in vars(view).items() if callable(v) and not n.startswith("_")]:
+            del view.__dict__[name]
+        view._format = WireFormat(base64=not self._format.resp2, resp2=self._format.resp2, decode=False)
+        view.decode = False
+        view.encoding = view._format.base64 and "base64" or None
+        return view
+
     @property
     def readonly(self) -> bool:
         """True when the client was built with the Read Only token."""
@@ -183,6 +200,7 @@ class KV(_Base[S]):
                      **options: Any) -> KV[bytes]: ...
         @classmethod
         def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
+        def as_bytes(self) -> KV[bytes]: ...
 
     # -- running commands --------------------------------------------------------------------
     def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
@@ -271,6 +289,7 @@ class AsyncKV(_Base[S]):
                      **options: Any) -> AsyncKV[bytes]: ...
         @classmethod
         def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
+        def as_bytes(self) -> AsyncKV[bytes]: ...
 
     async def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
         request = build_command(self._format, cmd.args, private=private)

@@ -21,9 +21,12 @@ _WIDGETS: dict[str, str] = {
     "AccountDashboard": "svckit.widgets.account_dashboard:AccountDashboard",
     "VectorPlayground": "svckit.widgets.vector_playground:VectorPlayground",
     "WorkflowTimeline": "svckit.widgets.workflow_timeline:WorkflowTimeline",
+    "KeyspaceReport": "svckit.widgets.keyspace_report:KeyspaceReport",
+    "MonitorProfiler": "svckit.widgets.monitor_profiler:MonitorProfiler",
 }
 
-__all__ = ["AccountDashboard", "KVExplorer", "VectorPlayground", "WorkflowTimeline"]
+__all__ = ["AccountDashboard", "KVExplorer", "KeyspaceReport", "MonitorProfiler", "VectorPlayground",
+           "WorkflowTimeline"]
 
 
 def __getattr__(name: str) -> Any:

@@ -28,21 +28,23 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from svckit.queue.models import RunState, StepState
+
 #: run state -> colour; the same palette in the Gantt, the steps view and the state legend.
-STATE_COLORS: dict[str, str] = {
-    "RUN_STARTED": "#1f77b4",
-    "RUN_SUCCESS": "#2ca02c",
-    "RUN_FAILED": "#d62728",
-    "RUN_CANCELED": "#7f7f7f",
+STATE_COLORS: dict[RunState, str] = {
+    RunState.RUN_STARTED: "#1f77b4",
+    RunState.RUN_SUCCESS: "#2ca02c",
+    RunState.RUN_FAILED: "#d62728",
+    RunState.RUN_CANCELED: "#7f7f7f",
 }
 #: step states are not enumerated by the spec; anything unknown falls back to grey.
 STEP_COLORS: dict[str, str] = {
-    "STEP_SUCCESS": "#2ca02c",
-    "STEP_FAILED": "#d62728",
-    "STEP_RETRY": "#ff7f0e",
-    "STEP_PROGRESS": "#1f77b4",
-    "STEP_STARTED": "#1f77b4",
-    "STEP_CANCELED": "#7f7f7f",
+    StepState.STEP_SUCCESS: "#2ca02c",
+    StepState.STEP_FAILED: "#d62728",
+    StepState.STEP_RETRY: "#ff7f0e",
+    StepState.STEP_PROGRESS: "#1f77b4",
+    "STEP_STARTED": "#1f77b4",  # seen from the hosted service, not one of the sandbox's states
+    StepState.STEP_CANCELED: "#7f7f7f",
 }
 MODE_COLORS: dict[str, str] = {"DENSE": "#1f77b4", "SPARSE": "#ff7f0e", "HYBRID": "#2ca02c"}
 #: above this many runs the Gantt switches from bar traces to one WebGL line trace per state.
@@ -112,6 +114,71 @@ def rank_shift_figure(by_mode: Mapping[str, pd.DataFrame], *, title: str = "Rank
     fig.update_layout(title=title, template="plotly_white", height=140 + 26 * top, showlegend=False,
                       yaxis={"autorange": "reversed", "title": "rank", "dtick": 1},
                       xaxis={"type": "category"}, margin={"l": 40, "r": 190, "t": 40, "b": 30})
+    return fig
+
+
+#: colours of the evaluation's configurations (the modes' colours; DBSF apart from RRF)
+CONFIG_COLORS: dict[str, str] = {"dense": MODE_COLORS["DENSE"], "sparse": MODE_COLORS["SPARSE"],
+                                 "hybrid RRF": MODE_COLORS["HYBRID"], "hybrid DBSF": "#9467bd"}
+
+
+def explain_figure(row: Mapping[str, object], terms: pd.DataFrame, *, title: str = "Contributions",
+                   fusion: str | None = None) -> go.Figure:
+    """One explained hit: what each side adds to the fused score (left) and what each matched BM25
+    term adds to the sparse score (right). ``row`` is a row of :func:`svckit.frames.explain_frame`,
+    ``terms`` that hit's rows of :func:`svckit.frames.explain_terms_frame`."""
+    from plotly.subplots import make_subplots
+
+    def num(value: object) -> float | None:
+        return None if value is None or pd.isna(value) else float(value)  # type: ignore[arg-type]
+
+    parts = [("dense", num(row.get("dense_part")), MODE_COLORS["DENSE"]),
+             ("sparse", num(row.get("sparse_part")), MODE_COLORS["SPARSE"])]
+    fused = any(v is not None for _, v, _ in parts)
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.42, 0.58], horizontal_spacing=0.16,
+                        subplot_titles=(f"{fusion or 'fusion'}: dense + sparse = {num(row.get('recomputed')) or 0:.4g}"
+                                        if fused else "score", "BM25 terms: what each adds"))
+    if fused:
+        for name, value, color in parts:
+            fig.add_trace(go.Bar(x=[value or 0.0], y=[name], orientation="h", marker_color=color, name=name,
+                                 text=[f"{value or 0.0:.4g}"], textposition="auto",
+                                 hovertemplate=f"{name} part %{{x:.5f}}<extra></extra>"), row=1, col=1)
+    else:
+        score = num(row.get("dense_score")) if num(row.get("dense_score")) is not None else num(row.get("score"))
+        fig.add_trace(go.Bar(x=[score or 0.0], y=["score"], orientation="h", marker_color=MODE_COLORS["DENSE"],
+                             text=[f"{score or 0.0:.4g}"], textposition="auto"), row=1, col=1)
+    if len(terms):
+        fig.add_trace(go.Bar(x=terms["contribution"].to_numpy(dtype=float), y=terms["term"].astype(str).tolist(),
+                             orientation="h", marker_color=MODE_COLORS["SPARSE"],
+                             text=[f"{q:.3g}×{d:.3g}" for q, d in zip(terms["query_weight"].to_numpy(dtype=float),
+                                                                      terms["doc_weight"].to_numpy(dtype=float))],
+                             textposition="auto", hovertemplate="%{y}: %{x:.4f}<extra></extra>"), row=1, col=2)
+    else:
+        fig.add_annotation(text="no query term in this document", showarrow=False, xref="x2 domain",
+                           yref="y2 domain", x=0.5, y=0.5)
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(title=title, template="plotly_white", showlegend=False,
+                      height=220 + 26 * max(len(terms), 2), margin={"l": 10, "r": 10, "t": 90, "b": 30})
+    fig.update_annotations(font_size=13)
+    return fig
+
+
+def evaluation_figure(summary: pd.DataFrame, *, title: str = "Retrieval evaluation") -> go.Figure:
+    """Grouped bars: one group per metric (recall@k, MRR, nDCG@k), one bar per configuration.
+    ``summary`` is :func:`svckit.vector.evaluation.summarize`'s frame."""
+    if summary.empty:
+        return _empty(title, "no evaluation yet")
+    metrics = [c for c in summary.columns if c not in ("configuration", "queries")]
+    fig = go.Figure()
+    for _, row in summary.iterrows():
+        name = str(row["configuration"])
+        values = [float(row[m]) for m in metrics]
+        fig.add_trace(go.Bar(x=metrics, y=values, name=name, marker_color=CONFIG_COLORS.get(name, _OTHER_COLOR),
+                             text=[f"{v:.3f}" for v in values], textposition="outside",
+                             hovertemplate=f"{name}<br>%{{x}} %{{y:.4f}}<extra></extra>"))
+    fig.update_layout(title=title, template="plotly_white", barmode="group", height=380,
+                      yaxis={"range": [0, 1.1], "title": "mean over the labelled queries"},
+                      legend={"orientation": "h", "y": -0.15}, margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
 
 
@@ -213,7 +280,7 @@ def runs_gantt_figure(
     duration_s = (end - start) / 1000.0
     fig = go.Figure()
     webgl = n > webgl_threshold
-    for state in list(STATE_COLORS) + sorted(set(states) - set(STATE_COLORS)):
+    for state in [s.value for s in RunState] + sorted(set(states) - {s.value for s in RunState}):
         sel = np.flatnonzero(states == state)
         if not len(sel):
             continue
@@ -329,3 +396,126 @@ def show_in(target: go.FigureWidget, fig: go.Figure) -> None:
         target.data = []
         target.add_traces(list(fig.data))
         target.layout = fig.layout
+
+
+# -- keyspace analysis and the live profiler --------------------------------------------------------
+
+def memory_treemap_figure(by_prefix: pd.DataFrame, *, per_parent: int = 25, title: str = "Memory by prefix"
+                          ) -> go.Figure:
+    """Treemap of memory by key prefix from :attr:`svckit.kv.KeyspaceReport.by_prefix` (``level``,
+    ``prefix``, ``parent``, ``keys``, ``memory``, ``memory ±``). Sized by memory, or by key count
+    when the backend reports no memory.
+
+    At most ``per_parent`` children per prefix are drawn (the rest become one "… N more" tile), so
+    a keyspace with 100,000 second-level prefixes stays a readable picture. A parent is drawn at
+    least as large as its children: sampled estimates of children can add up to slightly more."""
+    if by_prefix.empty:
+        return _empty(title, "no keys")
+    size_col = "memory" if by_prefix["memory"].notna().any() else "keys"
+    frame = by_prefix.assign(size=by_prefix[size_col].fillna(0).astype(float))
+    kept = []
+    for parent, group in frame.groupby("parent", sort=False):
+        group = group.sort_values("size", ascending=False)
+        kept.append(group.head(per_parent))
+        rest = group.iloc[per_parent:]
+        if len(rest):
+            kept.append(pd.DataFrame([{"level": group["level"].iloc[0], "prefix": f"{parent}…more",
+                                       "parent": parent, "keys": rest["keys"].sum(), "memory": rest["memory"].sum(),
+                                       "memory ±": np.nan, "size": rest["size"].sum(),
+                                       "label": f"… {len(rest):,} more"}]))
+    frame = pd.concat(kept, ignore_index=True)
+    if "label" not in frame:
+        frame["label"] = None
+    own = [str(p)[len(str(q)) + 1:] if q else str(p) for p, q in zip(frame["prefix"], frame["parent"])]
+    frame["label"] = frame["label"].fillna(pd.Series(own, index=frame.index))
+    ids = set(frame["prefix"])
+    frame = frame[(frame["parent"] == "") | frame["parent"].isin(ids)].copy()
+    # a parent's tile holds its children, deepest level first. Exact figures: the parent is at least
+    # their sum (the rest are keys directly under it). Estimates: the children's sum, since a noisy
+    # parent estimate above it would show as an empty band and one below it cannot be drawn.
+    estimated = bool(frame["memory ±"].fillna(0).gt(0).any()) if size_col == "memory" else False
+    sizes = dict(zip(frame["prefix"], frame["size"]))
+    for level in sorted(frame["level"].unique(), reverse=True):
+        rows = frame[(frame["level"] == level) & (frame["parent"] != "")]
+        for parent, total in rows.groupby("parent")["prefix"].apply(lambda p: sum(sizes[x] for x in p)).items():
+            sizes[parent] = float(total) if estimated else max(sizes.get(parent, 0.0), float(total))
+    frame["size"] = frame["prefix"].map(sizes)
+    root_total = float(frame.loc[frame["parent"] == "", "size"].sum()) or 1.0
+
+    def hover(row: pd.Series) -> str:
+        mem = row["memory"]
+        pm = row.get("memory ±")
+        text = f"<b>{row['prefix']}</b><br>{int(row['keys']):,} keys"
+        if pd.notna(mem):
+            text += f"<br>{_fmt_bytes(mem)}" + (f" ± {_fmt_bytes(pm)}" if pd.notna(pm) and pm > 0 else "")
+        return text + f"<br>{row['size'] / root_total:.1%} of all"
+
+    fig = go.Figure(go.Treemap(
+        ids=frame["prefix"].astype(str), labels=frame["label"].astype(str), parents=frame["parent"].astype(str),
+        values=frame["size"].to_numpy(dtype=float), branchvalues="total",
+        hovertext=[hover(r) for _, r in frame.iterrows()], hovertemplate="%{hovertext}<extra></extra>",
+        texttemplate="%{label}<br>%{percentRoot:.1%}", marker={"colorscale": "Blues"},
+    ))
+    if size_col != "memory":
+        title = "Keys by prefix (this backend has no MEMORY USAGE)"
+    fig.update_layout(title=title, template="plotly_white", height=420,
+                      margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+def ttl_histogram_figure(ttl: pd.DataFrame, *, title: str = "TTL distribution") -> go.Figure:
+    """Bars of key counts per TTL bucket (:attr:`svckit.kv.KeyspaceReport.ttl`), with the 95%
+    interval of a sampled pass as error bars."""
+    if ttl.empty or float(ttl["keys"].sum()) == 0:
+        return _empty(title, "no keys")
+    labels = ttl["ttl"].astype(str).tolist()
+    keys = ttl["keys"].to_numpy(dtype=float)
+    pm = ttl["keys ±"].fillna(0).to_numpy(dtype=float)
+    colors = ["#9ca3af" if label == "no expiry" else "#2563eb" for label in labels]
+    fig = go.Figure(go.Bar(
+        x=labels, y=keys, marker_color=colors,
+        error_y={"type": "data", "array": pm, "visible": bool(pm.any()), "color": "#111827"},
+        text=[f"{k:,.0f}" for k in keys], textposition="outside",
+        customdata=pm, hovertemplate="%{x}: %{y:,.0f} keys ± %{customdata:,.0f}<extra></extra>",
+    ))
+    fig.update_layout(title=title, template="plotly_white", height=320, yaxis={"title": "keys"},
+                      xaxis={"title": "time to live", "type": "category"},
+                      margin={"l": 50, "r": 10, "t": 40, "b": 40})
+    return fig
+
+
+def profile_figure(rate: pd.DataFrame, commands: pd.DataFrame, keys: pd.DataFrame, prefixes: pd.DataFrame,
+                   *, top: int = 10, title: str = "Live profile") -> go.Figure:
+    """One figure of four panels from a :class:`svckit.kv.ProfileSnapshot`'s frames: commands per
+    second (line), command mix, hottest keys and hottest prefixes (horizontal bars)."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.2,
+                        subplot_titles=("commands / second", "command mix", "hottest keys", "hottest prefixes"))
+    fig.add_trace(go.Scatter(x=_ms(rate["time"]) if len(rate) else [], y=rate["commands"].to_numpy(dtype=float),
+                             mode="lines+markers", line={"color": "#2563eb"}, name="commands/s",
+                             hovertemplate="%{y:,.0f} commands<extra></extra>"), row=1, col=1)
+    for (frame, name, color), (row, col) in zip(
+            [(commands, "command", "#7c3aed"), (keys, "key", "#d97706"), (prefixes, "prefix", "#059669")],
+            [(1, 2), (2, 1), (2, 2)]):
+        head = frame.head(top)
+        labels = [str(v)[:40] for v in head[name]]
+        fig.add_trace(go.Bar(x=head["count"].to_numpy(dtype=float), y=labels, orientation="h", marker_color=color,
+                             name=name, customdata=head["error"].to_numpy(dtype=float),
+                             hovertemplate="%{y}: %{x:,.0f} (error ≤ %{customdata:,.0f})<extra></extra>"),
+                      row=row, col=col)
+        fig.update_yaxes(autorange="reversed", automargin=True, row=row, col=col)
+    # whole seconds, at most about five ticks: the rate has one point per second
+    fig.update_xaxes(type="date", tickformat="%H:%M:%S", dtick=1000 * max(1, -(-len(rate) // 5)), tickangle=0,
+                     row=1, col=1)
+    fig.update_layout(title=title, template="plotly_white", height=580, showlegend=False,
+                      margin={"l": 10, "r": 10, "t": 60, "b": 30})
+    return fig

@@ -22,7 +22,9 @@ from __future__ import annotations
 import html
 import json
 import shlex
+import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as W
@@ -31,7 +33,9 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import SvcError, TransactionDiscarded
-from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, read_page, scan_keys
+from svckit.kv.bulk import BulkPlan, BulkSummary, pattern_for_prefix, plan_bulk, run_bulk
+from svckit.kv.formats import available_encodings, format_value
+from svckit.kv.keyspace import PAGED_TYPES, KeyInfo, KeyScan, describe_keys, read_page, scan_keys
 from svckit.widgets._common import (
     BADGE_COLORS,
     ConfirmBar,
@@ -44,9 +48,18 @@ from svckit.widgets._common import (
 )
 
 GLOB_CHARS = set("*?[")
+#: key types whose value (a string) or page elements a formatter applies to
+FORMATTED_TYPES = ("string", "hash", "list", "set", "zset")
 TYPE_CHOICES = [("any type", ""), ("string", "string"), ("hash", "hash"), ("list", "list"), ("set", "set"),
                 ("zset", "zset"), ("stream", "stream"), ("JSON", "ReJSON-RL")]
 READONLY_REFUSAL = "This explorer uses a Read Only token: editing, TTL changes and deletes are disabled."
+BULK_READONLY_REFUSAL = ("Bulk actions are disabled: the Read Only token may not SCAN the keyspace nor write keys. "
+                         "Connect with the Standard token (SVC_KV_TOKEN) to use them.")
+#: The Bulk tab's actions: label -> (bulk action, export format)
+BULK_ACTIONS: dict[str, tuple[str, str | None]] = {
+    "delete": ("delete", None), "set TTL": ("expire", None), "clear TTL": ("persist", None),
+    "export CSV": ("export", "csv"), "export JSON lines": ("export", "jsonl"), "export DataFrame": ("export", "frame"),
+}
 
 
 def is_exact_key(pattern: str) -> bool:
@@ -63,6 +76,20 @@ def json_document(text: Any) -> Any:
     except ValueError:
         return None
     return doc if isinstance(doc, (dict, list)) else None
+
+
+def _text(value: Any) -> Any:
+    """Bytes of a value read for a formatter, as text for the cells that are not formatted."""
+    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+
+
+def _formatted_block(shown: Any) -> str:
+    """A string value through a formatter: its text, or the note saying why it is not valid."""
+    if not shown.ok:
+        return message_html(shown.note, "error")
+    note = f'<div class="svc-muted">{html.escape(shown.note)}</div>' if shown.note else ""
+    return (f'{note}<pre class="svc-formatted" style="margin:0;font-size:12px;white-space:pre-wrap">'
+            f'{html.escape(shown.text)}</pre>')
 
 
 def _err(exc: BaseException) -> str:
@@ -97,6 +124,18 @@ class KVExplorer(W.VBox):
     readonly = T.Bool(False)
     history = T.List(T.Unicode())
 
+    # value viewer paging and formatting
+    value_format = T.Unicode("raw", help="formatter of string values and page elements (svckit.kv.formats)")
+    value_page_number = T.Int(0, help="0-based page of the selected value shown")
+
+    # bulk actions: the target, the state of the dry run / run, and what they found
+    bulk_pattern = T.Unicode("*", help="pattern the Bulk tab acts on: the current pattern or a key-tree node")
+    bulk_action = T.Unicode("delete", help="a key of BULK_ACTIONS")
+    bulk_ttl = T.Int(3600)
+    bulk_batch = T.Int(500, help="keys per pipeline")
+    bulk_state = T.Unicode("idle", help="idle, planning, planned, running, done, cancelled or failed")
+    bulk_text = T.Unicode("", help="the dry run's or the run's summary, as shown")
+
     def __init__(self, kv: Any, *, pattern: str = "*", autorefresh: bool = True, **traits: Any) -> None:
         self.kv = kv
         self.visible_frame = frames.keys_frame([])
@@ -105,16 +144,27 @@ class KVExplorer(W.VBox):
         self.value_frame = pd.DataFrame()
         self._scan = KeyScan()
         self.last_result: Any = None
+        self._value_cursors: list[Any] = [None]
+        self.formatted_value: Any = None
+        self.bulk_plan: BulkPlan | None = None
+        self.bulk_summary: BulkSummary | None = None
+        self.bulk_frame: pd.DataFrame | None = None
+        self.bulk_error: str = ""
+        self._bulk_cancel = threading.Event()
+        self._bulk_thread: threading.Thread | None = None
         self._build()
         super().__init__(self._root_children(), **traits)
         self.add_class("svc-kv-explorer")
         self.readonly = bool(getattr(kv, "readonly", False))
+        self.value_page_size.value = self.value_limit  # traits given to the constructor land after _build
         self.set_trait("pattern", pattern)
         self.pattern_box.value = pattern
         self.observe(self._on_pattern, names=["pattern", "type_filter"])
         self.observe(self._on_message, names=["message", "message_kind"])
         self.observe(self._on_readonly, names=["readonly"])
+        self.observe(self._on_bulk_target, names=["pattern"])
         self._on_readonly()
+        self._on_bulk_target()
         if autorefresh:
             self.refresh()
 
@@ -156,6 +206,36 @@ class KVExplorer(W.VBox):
         self.delete_button = W.Button(description="Delete", icon="trash", button_style="danger",
                                       layout=W.Layout(width="90px"))
         self.confirm_bar = ConfirmBar()
+        self.value_prev = W.Button(icon="chevron-left", layout=W.Layout(width="36px"), tooltip="previous page",
+                                   disabled=True)
+        self.value_next = W.Button(icon="chevron-right", layout=W.Layout(width="36px"), tooltip="next page",
+                                   disabled=True)
+        self.value_page_label = W.HTML()
+        self.value_page_size = W.BoundedIntText(value=self.value_limit, min=1, max=100_000, description="Page size",
+                                                layout=W.Layout(width="170px"))
+        self.format_box = W.Dropdown(options=available_encodings(), value="raw", description="Format",
+                                     layout=W.Layout(width="180px"))
+        self.format_box.add_class("svc-format")
+
+        self.bulk_target = W.HTML()
+        self.bulk_target.add_class("svc-bulk-target")
+        self.bulk_action_box = W.Dropdown(options=list(BULK_ACTIONS), value="delete", description="Action",
+                                          layout=W.Layout(width="250px"))
+        self.bulk_ttl_box = W.BoundedIntText(value=3600, min=1, max=10**9, description="TTL (s)",
+                                             layout=W.Layout(width="170px"))
+        self.bulk_path_box = W.Text(value="kv-export.csv", description="File", layout=W.Layout(width="280px"))
+        self.bulk_dry_button = W.Button(description="Dry run", icon="search", layout=W.Layout(width="100px"))
+        self.bulk_run_button = W.Button(description="Run…", icon="play", button_style="danger",
+                                        layout=W.Layout(width="90px"))
+        self.bulk_cancel_button = W.Button(description="Cancel", icon="stop", disabled=True,
+                                           layout=W.Layout(width="90px"))
+        self.bulk_progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="260px"))
+        self.bulk_progress_label = W.HTML()
+        self.bulk_confirm = ConfirmBar()
+        self.bulk_sample = W.HTML()
+        self.bulk_sample.add_class("svc-bulk-sample")
+        self.bulk_result = W.HTML()
+        self.bulk_result.add_class("svc-bulk-result")
 
         self.delimiter_box = W.Text(value=":", description="Delimiter", layout=W.Layout(width="160px"))
         self.tree_list = W.Select(options=[], rows=14, layout=W.Layout(width="100%"))
@@ -212,6 +292,16 @@ class KVExplorer(W.VBox):
         self.monitor_clear.on_click(lambda _b: self.monitor.clear())
         self.subscribe_toggle.observe(self._on_subscribe_toggle, names="value")
         self.publish_button.on_click(lambda _b: self.publish(self.channel_box.value, self.publish_box.value))
+        self.value_prev.on_click(lambda _b: self.value_previous_page())
+        self.value_next.on_click(lambda _b: self.value_next_page())
+        self.value_page_size.observe(lambda ch: ch["new"] != self.value_limit and self.set_value_page_size(ch["new"]),
+                                     names="value")
+        self.format_box.observe(lambda ch: setattr(self, "value_format", ch["new"]), names="value")
+        self.bulk_action_box.observe(lambda ch: setattr(self, "bulk_action", ch["new"]), names="value")
+        self.bulk_ttl_box.observe(lambda ch: setattr(self, "bulk_ttl", ch["new"]), names="value")
+        self.bulk_dry_button.on_click(lambda _b: self.bulk_dry_run(background=True))
+        self.bulk_run_button.on_click(lambda _b: self._ask_bulk())
+        self.bulk_cancel_button.on_click(lambda _b: self.bulk_cancel())
 
     def _root_children(self) -> list[W.Widget]:
         toolbar = W.HBox([self.pattern_box, self.type_box, self.refresh_button, self.more_button, self.all_button],
@@ -221,7 +311,9 @@ class KVExplorer(W.VBox):
         left = W.VBox([self.key_list, pager], layout=W.Layout(width="36%", min_width="260px"))
         actions = W.HBox([self.save_button, self.ttl_box, self.ttl_button, self.persist_button, self.delete_button],
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        right = W.VBox([self.detail_header,
+        value_bar = W.HBox([self.value_prev, self.value_page_label, self.value_next, self.value_page_size,
+                            self.format_box], layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        right = W.VBox([self.detail_header, value_bar,
                         W.Box([self.value_view], layout=W.Layout(max_height="330px", overflow="auto")),
                         self.edit_box, actions, self.confirm_bar],
                        layout=W.Layout(width="64%", padding="0 0 0 10px"))
@@ -239,8 +331,16 @@ class KVExplorer(W.VBox):
         pubsub = W.VBox([W.HBox([self.channel_box, self.subscribe_toggle]),
                          W.HBox([self.publish_box, self.publish_button]),
                          self.pubsub_view])
-        self.tabs = W.Tab(children=[browse, tree, console, monitor, pubsub])
-        for i, title in enumerate(["Browse", "Key tree", "Console", "Monitor", "Pub/Sub"]):
+        bulk = W.VBox([self.bulk_target,
+                       W.HBox([self.bulk_action_box, self.bulk_ttl_box, self.bulk_path_box],
+                              layout=W.Layout(flex_flow="row wrap", align_items="center")),
+                       W.HBox([self.bulk_dry_button, self.bulk_run_button, self.bulk_cancel_button,
+                               self.bulk_progress, self.bulk_progress_label],
+                              layout=W.Layout(flex_flow="row wrap", align_items="center")),
+                       self.bulk_confirm, self.bulk_result,
+                       W.Box([self.bulk_sample], layout=W.Layout(max_height="300px", overflow="auto"))])
+        self.tabs = W.Tab(children=[browse, tree, console, monitor, pubsub, bulk])
+        for i, title in enumerate(["Browse", "Key tree", "Console", "Monitor", "Pub/Sub", "Bulk"]):
             self.tabs.set_title(i, title)
         self.header = W.HTML()
         return [style_widget(), self.header, toolbar, self.status, self.msg, self.tabs]
@@ -258,6 +358,8 @@ class KVExplorer(W.VBox):
             b.disabled = self.readonly or not self.selected
             b.tooltip = READONLY_REFUSAL if self.readonly else ""
         self.edit_box.disabled = self.readonly
+        if hasattr(self, "bulk_run_button"):
+            self._update_bulk_buttons()
         token = badge("Read Only token", "#b45309") if self.readonly else badge("Standard token", "#15803d")
         self.header.value = f"<div>{badge('KV explorer', '#111827')}{token}</div>"
 
@@ -398,18 +500,59 @@ class KVExplorer(W.VBox):
         self.select(change["new"])
 
     def select(self, key: str) -> pd.DataFrame:
-        """Show ``key``: type, TTL, memory and its value as a table."""
+        """Show ``key``: type, TTL, memory and the first page of its value as a table."""
         self.confirm_bar.cancel()
         self.selected = key
         if self.key_list.value != key and key in self.visible_keys:
             self._setting_list = True
             self.key_list.value = key
             self._setting_list = False
+        self._value_cursors = [None]
+        self.value_page_number = 0
+        return self._show_value()
+
+    def value_next_page(self) -> pd.DataFrame:
+        """The next page of the selected value (HSCAN / SSCAN cursor, ZRANGE / LRANGE rank, XRANGE id)."""
+        if self.value_page is None or self.value_page.complete:
+            return self.value_frame
+        del self._value_cursors[self.value_page_number + 1:]
+        self._value_cursors.append(self.value_page.next_cursor)
+        self.value_page_number += 1
+        return self._show_value()
+
+    def value_previous_page(self) -> pd.DataFrame:
+        """The page before, from the stack of cursors the pages so far started at."""
+        if self.value_page_number == 0:
+            return self.value_frame
+        self.value_page_number -= 1
+        return self._show_value()
+
+    def set_value_page_size(self, size: int) -> pd.DataFrame:
+        """Elements per page; the selected value starts again at its first page."""
+        self.value_limit = max(1, int(size))
+        return self.select(self.selected) if self.selected else self.value_frame
+
+    @T.observe("value_limit")
+    def _value_limit_changed(self, change: Any) -> None:
+        if hasattr(self, "value_page_size") and self.value_page_size.value != change["new"]:
+            self.value_page_size.value = change["new"]
+
+    @T.observe("value_format")
+    def _value_format_changed(self, change: Any) -> None:
+        if hasattr(self, "format_box") and self.format_box.value != change["new"]:
+            self.format_box.value = change["new"]
+        if getattr(self, "selected", "") and hasattr(self, "value_view"):
+            self._show_value()
+
+    def _show_value(self) -> pd.DataFrame:
+        key = self.selected
+        cursor = self._value_cursors[self.value_page_number]
+        self.formatted_value = None
         try:
             (info,) = describe_keys(self.kv, [key])
             key_type = info.type or "none"
             self.selected_type = key_type
-            self.value_page = read_page(self.kv, key, key_type, count=self.value_limit)
+            self.value_page = read_page(self.kv, key, key_type, cursor=cursor, count=self.value_limit)
             self.value = self.value_page.items
             self.value_frame = frames.value_frame(self.value_page)
             shown_type = key_type
@@ -419,11 +562,13 @@ class KVExplorer(W.VBox):
                 # what many apps do): show it flattened by path, edit it as a string
                 self.value_frame = frames.value_frame("json", doc)
                 shown_type = "string · JSON"
+            shown = self._formatted_html(key, key_type, cursor)
         except SvcError as exc:
             self._say(f"Reading {key!r} failed: {_err(exc)}", "error")
             self.value_frame = pd.DataFrame()
             self.value_view.value = ""
             return self.value_frame
+        self._update_value_pager(key_type)
         if key_type == "none":
             self.detail_header.value = f"<b>{html.escape(key)}</b> {badge('none')} <span class='svc-muted'>" \
                                        "(the key does not exist any more)</span>"
@@ -434,10 +579,10 @@ class KVExplorer(W.VBox):
         size = ""
         if key_type != "string":
             size = f" · {len(self.value_frame):,} rows shown"
-            if not self.value_page.complete and info.length is not None:
+            if not (self.value_page.complete and self.value_page_number == 0) and info.length is not None:
                 size += f" of {info.length:,}"
         # the value first, the header last: a viewer that sees the new name sees the new value too
-        self.value_view.value = frame_html(self.value_frame, max_rows=self.value_limit)
+        self.value_view.value = shown if shown is not None else frame_html(self.value_frame, max_rows=self.value_limit)
         self.detail_header.value = (f"<div><b style='font-size:14px'>{html.escape(key)}</b> "
                                     f"{badge(shown_type, BADGE_COLORS.get(key_type))}"
                                     f"<span class='svc-muted'>{ttl}{mem}{size}</span></div>")
@@ -446,6 +591,41 @@ class KVExplorer(W.VBox):
         self._on_readonly()
         self.save_button.disabled = self.readonly or not editable
         return self.value_frame
+
+    def _update_value_pager(self, key_type: str) -> None:
+        paged = key_type in PAGED_TYPES
+        page = self.value_page
+        self.value_prev.disabled = not paged or self.value_page_number == 0
+        self.value_next.disabled = not paged or page is None or page.complete
+        if not paged:
+            self.value_page_label.value = ""
+            return
+        first = page.start + 1 if key_type in ("list", "zset") else None
+        rows = f" · rows {first:,}–{page.start + len(page):,}" if first is not None and len(page) else ""
+        last = " · last page" if page.complete else ""
+        self.value_page_label.value = (f'<span class="svc-muted">page {self.value_page_number + 1}'
+                                       f'{rows}{last}</span>')
+
+    def _formatted_html(self, key: str, key_type: str, cursor: Any) -> str | None:
+        """The value shown through ``value_format`` (None: the plain table). Strings and the elements
+        of hashes, lists, sets and sorted sets are read again as bytes, so binary encodings survive."""
+        fmt = self.value_format
+        if fmt == "raw" or key_type not in FORMATTED_TYPES:
+            return None
+        raw_kv = self.kv.as_bytes()
+        if key_type == "string":
+            self.formatted_value = format_value(raw_kv.get(key), fmt)
+            return _formatted_block(self.formatted_value)
+        page = read_page(raw_kv, key, key_type, cursor=cursor, count=self.value_limit)
+        frame = frames.value_frame(page)
+        column = "value" if "value" in frame.columns else "member"
+        results = [format_value(v, fmt) for v in frame[column]]
+        shown = frame.assign(**{c: frame[c].map(_text) for c in frame.columns if frame[c].dtype == object})
+        shown[column] = [r.text if r.ok else f"⚠ {r.note}" for r in results]
+        self.formatted_value = shown
+        bad = sum(not r.ok for r in results)
+        note = message_html(f"{bad:,} of {len(results):,} elements are not valid {fmt}.", "error") if bad else ""
+        return note + frame_html(shown, max_rows=self.value_limit)
 
     @staticmethod
     def _edit_text(key_type: str, value: Any) -> str:
@@ -563,6 +743,8 @@ class KVExplorer(W.VBox):
             return
         prefix = change["new"]
         self.pattern = prefix + "*" if self.delimiter and prefix.endswith(self.delimiter) else prefix
+        if self.delimiter and prefix.endswith(self.delimiter):
+            self.bulk_node(prefix)
 
     def tree_up_level(self) -> None:
         base = self.pattern.rstrip("*")
@@ -576,6 +758,231 @@ class KVExplorer(W.VBox):
     def _delimiter_changed(self, _change: Any) -> None:
         if hasattr(self, "tree_list"):
             self._update_tree()
+
+    # ------------------------------------------------------------------ bulk actions
+    def _on_bulk_target(self, _change: Any = None) -> None:
+        self.bulk_pattern = self.pattern or "*"
+
+    def bulk_node(self, prefix: str) -> None:
+        """Aim the Bulk tab at a key-tree node: every key under ``prefix`` (glob characters escaped)."""
+        self.bulk_pattern = pattern_for_prefix(prefix, self.delimiter)
+
+    @T.observe("bulk_pattern")
+    def _bulk_pattern_changed(self, _change: Any) -> None:
+        if not hasattr(self, "bulk_target"):
+            return
+        # a dry run counted another pattern: it says nothing about this one
+        self.bulk_plan = None
+        if self.bulk_state in ("planned", "done", "cancelled", "failed"):
+            self.bulk_state = "idle"
+            self.bulk_text = ""
+            self.bulk_sample.value = ""
+            self.bulk_result.value = ""
+        self.bulk_target.value = (f"<div>Bulk actions on every key matching <code>{html.escape(self.bulk_pattern)}"
+                                  "</code> <span class='svc-muted'>(the pattern above, or the node picked in the "
+                                  "Key tree). Dry run first: it counts and samples what will be touched.</span></div>")
+
+    @T.observe("bulk_action")
+    def _bulk_action_changed(self, change: Any) -> None:
+        if not hasattr(self, "bulk_action_box"):
+            return
+        if change["new"] not in BULK_ACTIONS:
+            self.bulk_action = change["old"]
+            self._say(f"Unknown bulk action {change['new']!r}: choose one of {', '.join(BULK_ACTIONS)}.", "error")
+            return
+        if self.bulk_action_box.value != change["new"]:
+            self.bulk_action_box.value = change["new"]
+        action, fmt = BULK_ACTIONS[change["new"]]
+        self.bulk_ttl_box.layout.display = "flex" if action == "expire" else "none"
+        self.bulk_path_box.layout.display = "flex" if fmt in ("csv", "jsonl") else "none"
+        if fmt in ("csv", "jsonl"):
+            self.bulk_path_box.value = str(Path(self.bulk_path_box.value or "kv-export").with_suffix(f".{fmt}"))
+
+    @T.observe("bulk_ttl")
+    def _bulk_ttl_changed(self, change: Any) -> None:
+        if hasattr(self, "bulk_ttl_box") and self.bulk_ttl_box.value != change["new"]:
+            self.bulk_ttl_box.value = change["new"]
+
+    @T.observe("bulk_state")
+    def _bulk_state_changed(self, _change: Any) -> None:
+        if hasattr(self, "bulk_run_button"):
+            self._update_bulk_buttons()
+
+    @T.observe("bulk_text")
+    def _bulk_text_changed(self, _change: Any) -> None:
+        if hasattr(self, "bulk_result"):
+            kind = {"failed": "error", "cancelled": "error", "done": "ok"}.get(self.bulk_state, "info")
+            if self.bulk_summary is not None and self.bulk_state == "done" and self.bulk_summary.failed:
+                kind = "error"
+            self.bulk_result.value = message_html(self.bulk_text, kind)
+
+    def _update_bulk_buttons(self) -> None:
+        busy = self.bulk_state in ("planning", "running")
+        for b in (self.bulk_dry_button, self.bulk_run_button):
+            b.disabled = self.readonly or busy
+            b.tooltip = BULK_READONLY_REFUSAL if self.readonly else ""
+        self.bulk_action_box.disabled = busy
+        self.bulk_cancel_button.disabled = not busy
+        if self.readonly:
+            self.bulk_result.value = message_html(BULK_READONLY_REFUSAL, "error")
+
+    @property
+    def bulk_running(self) -> bool:
+        return self._bulk_thread is not None and self._bulk_thread.is_alive()
+
+    def _bulk_refused(self) -> bool:
+        if self.readonly:
+            self.bulk_state = "failed"
+            self.bulk_error = BULK_READONLY_REFUSAL
+            self.bulk_text = BULK_READONLY_REFUSAL
+            return True
+        if self.bulk_running:
+            self._say("A bulk dry run or run is already in progress: wait for it or cancel it.", "error")
+            return True
+        return False
+
+    def _in_background(self, work: Any, background: bool) -> None:
+        self._bulk_cancel.clear()
+
+        def guarded() -> None:
+            # an unexpected failure must not leave the tab "running" with its buttons disabled
+            try:
+                work()
+            except Exception as exc:  # noqa: BLE001 - shown in the tab, the thread ends
+                self.bulk_error = f"{type(exc).__name__}: {_err(exc)}"
+                self.bulk_state = "failed"
+                self.bulk_text = f"Bulk {self.bulk_action} failed: {self.bulk_error}"
+
+        if not background:
+            guarded()
+            return
+        self._bulk_thread = threading.Thread(target=guarded, daemon=True, name="svckit-bulk")
+        self._bulk_thread.start()
+
+    def bulk_wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background dry run or run; True when none is running any more."""
+        if self._bulk_thread is not None:
+            self._bulk_thread.join(timeout)
+        return not self.bulk_running
+
+    def bulk_cancel(self) -> None:
+        """Stop the dry run or run in progress between two SCAN calls or batches."""
+        self._bulk_cancel.set()
+
+    def bulk_dry_run(self, background: bool = False) -> BulkPlan | None:
+        """Count and sample the keys matching ``bulk_pattern`` (SCAN in bounded steps, progress in
+        ``bulk_progress``); writes nothing. ``background=True`` runs it in a thread (the button does)."""
+        if self._bulk_refused():
+            return None
+        pattern = self.bulk_pattern
+        self.bulk_state, self.bulk_error, self.bulk_plan = "planning", "", None
+        self.bulk_text = f"Dry run: scanning for {pattern}…"
+        self.bulk_sample.value = ""
+        try:
+            total = max(1, int(self.kv.dbsize()))
+        except SvcError:
+            total = 1
+        self.bulk_progress.max, self.bulk_progress.value = total, 0
+
+        def progress(plan: BulkPlan) -> None:
+            self.bulk_progress.value = min(total, plan.calls * self.scan_all_count)
+            self.bulk_progress_label.value = f'<span class="svc-muted">{plan.count:,} matching so far</span>'
+
+        def work() -> None:
+            try:
+                plan = plan_bulk(self.kv, pattern, type=self.type_filter or None, sample=20,
+                                 scan_count=self.scan_all_count, cancel=self._bulk_cancel, progress=progress)
+                infos = describe_keys(self.kv, plan.sample, lengths=False)
+            except SvcError as exc:
+                self.bulk_error = _err(exc)
+                self.bulk_state = "failed"
+                self.bulk_text = f"Dry run failed: {self.bulk_error}"
+                return
+            self.bulk_plan = plan
+            self.bulk_progress.value = total if plan.complete else self.bulk_progress.value
+            sample = frames.keys_frame(infos).drop(columns=["memory_bytes", "ttl_s", "length"], errors="ignore")
+            self.bulk_sample.value = ("<b class='svc-muted'>Sample of the keys it will touch</b>"
+                                      + frame_html(sample, formatters={
+                                          "type": lambda t: badge(t) if isinstance(t, str) else "—",
+                                          "expires": lambda d: "no expiry" if pd.isna(d)
+                                          else html.escape(format_duration(d.total_seconds()))}))
+            self.bulk_state = "planned" if plan.complete else "cancelled"
+            stopped = "" if plan.complete else " (cancelled before the end: at least that many)"
+            calls = f"{plan.calls:,} SCAN call{'' if plan.calls == 1 else 's'}"
+            self.bulk_text = (f"Dry run: {plan.count:,} keys match {pattern}{stopped} · {calls} "
+                              f"in {plan.elapsed:.1f} s. Choose an action and Run.")
+            self.bulk_progress_label.value = f'<span class="svc-muted">{plan.count:,} matching</span>'
+
+        self._in_background(work, background)
+        return self.bulk_plan
+
+    def _bulk_question(self) -> str:
+        action, fmt = BULK_ACTIONS[self.bulk_action]
+        n = f"{self.bulk_plan.count:,}" if self.bulk_plan is not None else "every"
+        what = {"delete": f"Delete {n} keys", "expire": f"Set a TTL of {self.bulk_ttl:,} s on {n} keys",
+                "persist": f"Clear the TTL of {n} keys", "export": f"Export {n} keys"}[action]
+        where = f" to {self.bulk_path_box.value}" if fmt in ("csv", "jsonl") else ""
+        undo = " This cannot be undone." if action == "delete" else ""
+        return f"{what} matching {self.bulk_pattern}{where}?{undo}"
+
+    def _ask_bulk(self) -> None:
+        if self._bulk_refused():
+            return
+        if self.bulk_plan is None:
+            self.bulk_text = "Run a dry run first: it counts and samples what the action will touch."
+            return
+        self.bulk_confirm.ask(self._bulk_question(), lambda: self.bulk_run(background=True), "Run")
+
+    def bulk_run(self, background: bool = False) -> BulkSummary | None:
+        """Run ``bulk_action`` on every key matching ``bulk_pattern`` in pipelines of ``bulk_batch``
+        keys (progress in ``bulk_progress``; ``bulk_cancel()`` stops between batches). The result
+        lands in ``bulk_summary`` / ``bulk_text`` (and ``bulk_frame`` for a DataFrame export).
+        Refused under a Read Only token. Not confirmed here: the Run button asks first."""
+        if self._bulk_refused():
+            return None
+        action, fmt = BULK_ACTIONS[self.bulk_action]
+        plan = self.bulk_plan if self.bulk_plan is not None and self.bulk_plan.pattern == self.bulk_pattern else None
+        target: str | BulkPlan = plan if plan is not None else self.bulk_pattern
+        self.bulk_state, self.bulk_error, self.bulk_summary = "running", "", None
+        self.bulk_text = f"Running {self.bulk_action} on {self.bulk_pattern}…"
+        self.bulk_progress.max = max(1, plan.count if plan is not None else int(self.dbsize or 1))
+        self.bulk_progress.value = 0
+        path = self.bulk_path_box.value if fmt in ("csv", "jsonl") else None
+
+        def progress(summary: BulkSummary) -> None:
+            touched = summary.done + summary.skipped + summary.failed
+            self.bulk_progress.max = max(self.bulk_progress.max, touched)
+            self.bulk_progress.value = touched
+            self.bulk_progress_label.value = (f'<span class="svc-muted">{touched:,} of '
+                                              f'{self.bulk_progress.max:,} · {summary.batches:,} batches</span>')
+
+        def work() -> None:
+            try:
+                summary = run_bulk(self.kv, action, target, type=None if plan is not None else self.type_filter or None,
+                                   seconds=self.bulk_ttl, format=fmt or "jsonl", path=path, batch=self.bulk_batch,
+                                   scan_count=self.scan_all_count, cancel=self._bulk_cancel, progress=progress)
+            except SvcError as exc:
+                self.bulk_error = _err(exc)
+                self.bulk_state = "failed"
+                self.bulk_text = f"{self.bulk_action} failed: {self.bulk_error}"
+                return
+            self.bulk_summary = summary
+            self.bulk_frame = summary.frame
+            if summary.frame is not None:
+                self.bulk_sample.value = ("<b class='svc-muted'>Exported (first rows)</b>"
+                                          + frame_html(summary.frame, max_rows=20))
+            errors = "".join(f"<br>{html.escape(str(k))}: {html.escape(v)}" for k, v in
+                             list(summary.errors.items())[:5])
+            self.bulk_state = "cancelled" if summary.cancelled else "done"
+            self.bulk_text = summary.text()
+            if errors:
+                self.bulk_result.value += f'<div class="svc-msg error">First errors:{errors}</div>'
+            self.bulk_plan = None  # the keyspace changed: a new run needs a new dry run
+            if action == "delete":
+                self.refresh()
+
+        self._in_background(work, background)
+        return self.bulk_summary
 
     # ------------------------------------------------------------------ console
     def run_command(self, text: str, mode: str = "single") -> Any:
@@ -694,4 +1101,5 @@ class KVExplorer(W.VBox):
         """Stop the streams, then close the widget."""
         self.monitor.stop()
         self.pubsub.stop()
+        self.bulk_cancel()
         super().close()

@@ -1,6 +1,10 @@
 """Vector query playground: type a query, tune the request, and see the hits, the score chart, the
-DENSE / SPARSE / HYBRID comparison with its rank shifts, a 2-D map of the index, batch queries, and a
-browser of whatever an index holds (its namespaces, its vectors page by page, their map, one record).
+DENSE / SPARSE / HYBRID comparison with its rank shifts, a 2-D map of the index, batch queries, a
+browser of whatever an index holds (its namespaces, its vectors page by page, their map, one record),
+each hit explained (Explain: dense and sparse rank and score, matched BM25 terms, the RRF / DBSF
+arithmetic; :func:`svckit.vector.explain.explain_hits`) and a retrieval evaluation of every mode and
+fusion on a labelled set (Evaluate: recall@k, MRR, nDCG@k; :mod:`svckit.vector.evaluation`), run in
+a thread with a progress bar and Cancel.
 
 >>> from svckit.widgets.vector_playground import VectorPlayground    # doctest: +SKIP
 >>> VectorPlayground.from_settings()                                 # doctest: +SKIP
@@ -24,7 +28,8 @@ the same PCA; hits not on the map are placed by their returned vector (include v
 Points are coloured by similarity to the query ("score") or by a metadata field.
 
 Public methods (``query()``, ``compare()``, ``project()``, ``batch()``, ``list_namespaces()``,
-``browse()``, ``next_page()``, ``map_index()``, ``inspect()``) do the work; handlers only forward UI
+``browse()``, ``next_page()``, ``map_index()``, ``inspect()``, ``explain()``, ``show_explained()``,
+``add_labelled_set()``, ``evaluate()``, ``start_evaluation()``, ``cancel_evaluation()``) do the work; handlers only forward UI
 events to them, and what is shown is mirrored in traits, so tests drive the widget
 without a browser.
 """
@@ -34,6 +39,7 @@ from __future__ import annotations
 import html
 import json
 import random
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +52,9 @@ import traitlets as T
 
 from svckit import frames
 from svckit.errors import ConfigError, EmbeddingModelRequired, SvcError
+from svckit.vector import evaluation
 from svckit.vector.client import KIND_SETTINGS
+from svckit.vector.explain import explain_hits
 from svckit.vector.local_client import LocalVector, VectorQueries
 from svckit.vector.models import KINDS, FusionAlgorithm, QueryMode, QueryOptions
 from svckit.widgets import _plots
@@ -56,6 +64,9 @@ MODES = tuple(m.value for m in QueryMode)
 FUSIONS = tuple(f.value for f in FusionAlgorithm)
 PROJECTION_TAB = 2
 BROWSE_TAB = 4
+EXPLAIN_TAB = 5
+EVALUATE_TAB = 6
+DEMO_SET = "demo labelled set"
 BROWSE_PAGE = 25  # rows of the Browse table per page
 MAP_CAP = 2_000  # at most this many vectors are fetched and projected on a map
 SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (listed without vectors)
@@ -70,20 +81,7 @@ def _local_api() -> Any:
     return local
 
 
-# -- results as frames ------------------------------------------------------------------------------
-
-def hits_table(items: Sequence[Any]) -> pd.DataFrame:
-    """:func:`svckit.frames.query_frame` of one query's hits, with ``rank`` counted from 1 (it is
-    what the table and the charts show) and ``sparse_terms``, the sparse vector's size.
-
-    Accepts the clients' QueryResult models (or their dicts)."""
-    df = frames.query_frame(list(items))
-    df["rank"] = (df["rank"] + 1).astype("int64")
-    df["score"] = df["score"].astype("float64")
-    df["id"] = df["id"].astype(str)
-    df["sparse_terms"] = pd.array([None if v is None else len(v) for v in df["sparse_indices"]], dtype="Int64")
-    return df.drop(columns=["sparse_indices", "sparse_values"])
-
+# -- results as HTML -------------------------------------------------------------------------------
 
 def hits_html(df: pd.DataFrame, *, max_chars: int = 160) -> str:
     """The hits as an HTML table (escaped; long text and vectors shortened)."""
@@ -162,6 +160,19 @@ def record_html(record: Any, namespace: str = "") -> str:
         rows.append(("sparse vector", f"{{{shown}{', …' if len(pairs) > 10 else ''}}} ({len(pairs)} non-zero)"))
     cells = "".join(f"<tr><th style='text-align:left;vertical-align:top'>{k}</th><td>{v}</td></tr>" for k, v in rows)
     return f"<table class='svc-table svckit-record-table'>{cells}</table>"
+
+
+def _number_formats(frame: pd.DataFrame) -> dict[str, Any]:
+    """Five significant digits for the float columns of a table (NA shown as a dash)."""
+    def five(value: Any) -> str:
+        return "–" if pd.isna(value) else f"{float(value):.5g}"
+
+    return {c: five for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+
+
+def _scrolling(table: str) -> str:
+    """A wide table in a box that scrolls sideways instead of being cut at the widget's edge."""
+    return f"<div style='overflow-x:auto;max-width:100%'>{table}</div>"
 
 
 def _where(client: VectorQueries) -> str:
@@ -261,6 +272,16 @@ class VectorPlayground(W.VBox):
     browse_cursor = T.Unicode("")  # where the next page starts ("" = nothing more)
     map_count = T.Int(0)  # vectors on the Browse map
     record_id = T.Unicode("")
+    # the Explain tab
+    explain_hit = T.Unicode("", allow_none=True)  # the hit whose contributions are drawn (None: no hits)
+    explain_source = T.Unicode("")  # what was returned by the index and what was computed here
+    # the Evaluate tab
+    eval_k = T.Int(10)
+    labelled_name = T.Unicode(DEMO_SET)
+    eval_running = T.Bool(False)
+    eval_done = T.Int(0)  # batches done
+    eval_total = T.Int(0)
+    eval_status = T.Unicode("")
 
     def __init__(self, clients: Mapping[str, VectorQueries | None] | None = None, *,
                  corpus: LocalCorpus | None = None, not_configured: Mapping[str, str] | None = None, query: str = "", index_kind: str = "hybrid",
@@ -272,12 +293,19 @@ class VectorPlayground(W.VBox):
         self._failed_remote: dict[str, str] = {}  # kind -> why it fell back (422)
         self.corpus = corpus or LocalCorpus()
         self._projections: dict[tuple[str, str], ProjectionMap] = {}
-        self.hits = hits_table([])
+        self.hits = frames.hits_frame([])
         self.by_mode: dict[str, pd.DataFrame] = {}
         self.batch_hits: list[pd.DataFrame] = []
         self.browse_records = frames.records_frame([])
         self.record: Any = None
         self._applied_filter = ""
+        self.explanation: Any = None
+        self.explained = pd.DataFrame()
+        self.labelled_sets: dict[str, pd.DataFrame | None] = {DEMO_SET: None}  # None: built on first use
+        self.eval_per_query = pd.DataFrame()
+        self.eval_summary = pd.DataFrame()
+        self._eval_thread: threading.Thread | None = None
+        self._eval_cancel = threading.Event()
 
         lay = W.Layout
         self.w_query = W.Text(placeholder="ask something, press Enter", description="query",
@@ -323,13 +351,34 @@ class VectorPlayground(W.VBox):
                                   layout=lay(width="300px"))
         self.w_record_fetch = W.Button(description="Fetch record", icon="search")
         self.w_record = W.HTML("")
+        self.w_explain_note = W.HTML("")
+        self.w_explain_run = W.Button(description="Explain", icon="question-circle")
+        self.w_explain_pick = W.Dropdown(options=[], description="hit", layout=lay(width="300px"))
+        self.w_explain_stats = W.HTML("")
+        self.w_explain_table = W.HTML("")
+        self.w_explain_formula = W.HTML("")
+        self.explain_fig = go.FigureWidget()
+        self.w_explain_terms = W.HTML("")
+        self.w_labelled = W.Dropdown(options=[DEMO_SET], value=DEMO_SET, description="labelled set",
+                                     layout=lay(width="340px"))
+        self.w_eval_k = W.IntSlider(value=10, min=1, max=50, description="k", continuous_update=False)
+        self.w_eval_run = W.Button(description="Evaluate", icon="play", button_style="primary")
+        self.w_eval_cancel = W.Button(description="Cancel", icon="stop", disabled=True)
+        self.w_eval_progress = W.IntProgress(value=0, min=0, max=1, description="progress",
+                                             layout=lay(width="340px"))
+        self.w_eval_status = W.HTML("")
+        self.w_eval_table = W.HTML("")
+        self.eval_fig = go.FigureWidget()
+        self.w_eval_queries = W.HTML("")
 
         for w, name in ((self.w_query, "query_text"), (self.w_topk, "top_k"), (self.w_namespace, "namespace"),
                         (self.w_filter, "filter_text"), (self.w_inc_meta, "include_metadata"),
                         (self.w_inc_vec, "include_vectors"), (self.w_inc_data, "include_data"),
                         (self.w_kind, "index_kind"), (self.w_mode, "query_mode"), (self.w_fusion, "fusion"),
                         (self.w_weight, "weighting"), (self.w_color, "color_by"), (self.w_batch, "batch_text"),
-                        (self.w_browse_ns, "browse_namespace"), (self.w_record_id, "record_id")):
+                        (self.w_browse_ns, "browse_namespace"), (self.w_record_id, "record_id"),
+                        (self.w_explain_pick, "explain_hit"), (self.w_eval_k, "eval_k"),
+                        (self.w_labelled, "labelled_name")):
             T.link((w, "value"), (self, name))
         self.observe(self._on_filter, names="filter_text")
         self.observe(self._on_kind, names="index_kind")
@@ -347,6 +396,10 @@ class VectorPlayground(W.VBox):
         self.observe(lambda _c: self.record_id and self.inspect(self.record_id, self.browse_namespace),
                      names="record_id")
         self.w_hit_fetch.on_click(lambda _b: self.w_hit_pick.value and self.inspect(self.w_hit_pick.value))
+        self.w_explain_run.on_click(lambda _b: self.explain())
+        self.observe(self._on_explain_hit, names="explain_hit")
+        self.w_eval_run.on_click(lambda _b: self.start_evaluation())
+        self.w_eval_cancel.on_click(lambda _b: self.cancel_evaluation())
 
         controls = W.VBox([
             W.HBox([self.w_query, self.w_search]),
@@ -366,8 +419,15 @@ class VectorPlayground(W.VBox):
                                                               margin="0 0 0 16px"))],
                            layout=lay(width="100%")),
                     W.HBox([self.w_record_id, self.w_record_fetch]), self.w_record]),
+            W.VBox([self.w_explain_note, W.HBox([self.w_explain_pick, self.w_explain_run]), self.w_explain_formula,
+                    W.HBox([self.explain_fig, self.w_explain_terms], layout=lay(width="100%")),
+                    self.w_explain_stats, self.w_explain_table]),
+            W.VBox([W.HBox([self.w_labelled, self.w_eval_k]),
+                    W.HBox([self.w_eval_run, self.w_eval_cancel, self.w_eval_progress]), self.w_eval_status,
+                    W.HBox([self.eval_fig, self.w_eval_table], layout=lay(width="100%")), self.w_eval_queries]),
         ])
-        for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch", "Browse")):
+        for i, title in enumerate(("Results", "Compare modes", "Projection", "Batch", "Browse", "Explain",
+                                   "Evaluate")):
             self.tabs.set_title(i, title)
         self.tabs.observe(self._on_tab, names="selected_index")
         super().__init__([style_widget(), W.HTML("<h3 style='margin:4px 0'>Vector query playground</h3>"),
@@ -383,7 +443,11 @@ class VectorPlayground(W.VBox):
                        (self.browse_fig, "svckit-browse-map"), (self.w_browse_table, "svckit-browse-table"),
                        (self.w_browse_next, "svckit-browse-next"), (self.w_record_id, "svckit-record-id"),
                        (self.w_record, "svckit-record"), (self.w_hit_pick, "svckit-hit-pick"),
-                       (self.w_hit_record, "svckit-hit-record")):
+                       (self.w_hit_record, "svckit-hit-record"), (self.w_explain_note, "svckit-explain-note"),
+                       (self.w_explain_table, "svckit-explain-table"), (self.explain_fig, "svckit-explain-chart"),
+                       (self.w_explain_formula, "svckit-explain-formula"), (self.w_explain_pick, "svckit-explain-pick"),
+                       (self.w_eval_table, "svckit-eval-table"), (self.eval_fig, "svckit-eval-chart"),
+                       (self.w_eval_status, "svckit-eval-status"), (self.w_eval_progress, "svckit-eval-progress")):
             w.add_class(css)
         self._suspend = True
         self.index_kind = index_kind
@@ -444,7 +508,7 @@ class VectorPlayground(W.VBox):
             return self.hits
         try:
             self._applied_filter = self.filter_text
-            self.hits = hits_table(self._run(self.index_kind, [self.query_text], self.params())[0])
+            self.hits = frames.hits_frame(self._run(self.index_kind, [self.query_text], self.params())[0])
         except SvcError as exc:
             self.status = f"query failed: {exc}"
             self._show_status(error=True)
@@ -460,6 +524,8 @@ class VectorPlayground(W.VBox):
         self.compare()
         if self.tabs.selected_index == PROJECTION_TAB or len(self.projection_fig.data):
             self.project()  # only once the map has been asked for: fitting it is not free
+        if self.tabs.selected_index == EXPLAIN_TAB:
+            self.explain()
         return self.hits
 
     def compare(self) -> dict[str, pd.DataFrame]:
@@ -470,9 +536,9 @@ class VectorPlayground(W.VBox):
         for mode in ("DENSE", "SPARSE", "HYBRID"):
             p = base.model_copy(update={"query_mode": QueryMode(mode)})
             try:
-                self.by_mode[mode] = hits_table(self._run("hybrid", [self.query_text], p)[0])
+                self.by_mode[mode] = frames.hits_frame(self._run("hybrid", [self.query_text], p)[0])
             except SvcError as exc:
-                self.by_mode[mode] = hits_table([])
+                self.by_mode[mode] = frames.hits_frame([])
                 self.status += f"; {mode} comparison failed: {exc}"
         self._replace(self.rank_fig, _plots.rank_shift_figure(self.by_mode, title="Rank shift across query modes"))
         self.compare_tables.children = [
@@ -569,7 +635,7 @@ class VectorPlayground(W.VBox):
         except SvcError as exc:
             self.batch_box.children = [W.HTML(f"<span style='color:#d62728'>{html.escape(str(exc))}</span>")]
             return []
-        self.batch_hits = [hits_table(r) for r in results]
+        self.batch_hits = [frames.hits_frame(r) for r in results]
         figs = []
         for text, df in zip(lines, self.batch_hits):
             fw = go.FigureWidget(_plots.score_figure(df, title=f"“{text[:60]}”"))
@@ -677,6 +743,174 @@ class VectorPlayground(W.VBox):
         self.w_record.value = self.w_hit_record.value = shown
         return self.record
 
+    # -- explained hits -------------------------------------------------------------------------------
+    def explain(self, hit_id: str | None = None) -> pd.DataFrame:
+        """Explain the current query's hits on the selected index (:func:`svckit.vector.explain.
+        explain_hits`): the table of every hit, and for one hit (``hit_id``, else the first) its
+        formula, the chart of its contributions and its matched terms. Returns the explain frame."""
+        if not self.query_text.strip() or not self._check_filter():
+            self.w_explain_note.value = "<i>type a query (and fix the filter, if any) to explain its hits</i>"
+            return self.explained
+        client = self._client(self.index_kind)
+        try:
+            self.explanation = explain_hits(client, self.query_text, self.params(), kind=self.index_kind)
+        except SvcError as exc:
+            self.explanation, self.explained = None, pd.DataFrame()
+            self.w_explain_note.value = f"<span style='color:#d62728'>explain failed: {html.escape(str(exc))}</span>"
+            return self.explained
+        ex = self.explanation
+        self.explained = frames.explain_frame(ex)
+        self.explain_source = ex.source
+        how = {"RRF": f"Reciprocal Rank Fusion: each side adds 1/(60 + its rank) over {ex.depth} candidates a side",
+               "DBSF": f"Distribution-Based Score Fusion: each side adds (score − (μ−3σ)) / 6σ over {ex.depth} "
+                       "candidates a side"}.get(ex.fusion or "", f"{ex.mode} query: no fusion")
+        where = "local index" if isinstance(client, LocalVector) else "service"
+        self.w_explain_note.value = (
+            f"<div class='svckit-explain-note'><b>{ex.kind}</b> index ({where}), mode {ex.mode}. {html.escape(how)}."
+            f"<br><span class='svc-muted'>{html.escape(ex.source[0].upper() + ex.source[1:])}.</span></div>")
+        self.w_explain_stats.value = (
+            f"<div class='svc-muted'>DBSF normalisation bounds per side</div>{frame_html(frames.fusion_stats_frame(ex).round(4))}"
+            if ex.fusion == "DBSF" else "")
+        show = self.explained.drop(columns=["formula"])
+        self.w_explain_table.value = _scrolling(frame_html(show, formatters=_number_formats(show))) if len(show) \
+            else "<i>no results</i>"
+        ids = list(self.explained["id"])
+        suspended, self._suspend = self._suspend, True
+        self.w_explain_pick.options = ids
+        self._suspend = suspended
+        chosen = hit_id if hit_id in ids else (ids[0] if ids else None)
+        if self.explain_hit == chosen:
+            self.show_explained(chosen)
+        else:
+            self.explain_hit = chosen  # the observer draws it
+        return self.explained
+
+    def show_explained(self, hit_id: str | None) -> go.Figure | None:
+        """Draw one explained hit: its formula, its contributions chart and its matched terms."""
+        if self.explanation is None or not hit_id:
+            self._replace(self.explain_fig, _plots._empty("Contributions", "no hit to explain"))
+            self.w_explain_formula.value = self.w_explain_terms.value = ""
+            return None
+        row = self.explained[self.explained["id"] == hit_id].iloc[0]
+        terms = frames.explain_terms_frame(self.explanation, hit_id)
+        shown = terms.reindex(columns=["term", "tf", "doc_len", "idf", "query_weight", "doc_weight", "contribution"])
+        shown = shown.dropna(axis=1, how="all")
+        self.w_explain_formula.value = (
+            f"<div><b>{int(row['rank'])}. {html.escape(hit_id)}</b>: score {float(row['score']):.6g} "
+            f"(returned), {float(row['recomputed']):.6g} (recomputed)<br><code>{html.escape(str(row['formula']))}"
+            "</code></div>")
+        fig = _plots.explain_figure(row.to_dict(), terms, fusion=self.explanation.fusion,
+                                    title=f"Why {hit_id} ranks {int(row['rank'])}")
+        fig.update_layout(width=540)
+        self._replace(self.explain_fig, fig)
+        self.w_explain_terms.value = (
+            "<div class='svc-muted'>matched BM25 terms (contribution = query weight × BM25 weight)</div>"
+            + frame_html(shown, formatters=_number_formats(shown)) if len(terms) else
+            "<i>no query term occurs in this document</i>")
+        return fig
+
+    def _on_explain_hit(self, change: dict) -> None:
+        if not self._suspend and self.explanation is not None:
+            self.show_explained(change["new"])
+
+    # -- retrieval evaluation ---------------------------------------------------------------------------
+    def add_labelled_set(self, name: str, labelled: pd.DataFrame) -> None:
+        """Offer a labelled set (``query``, ``relevant`` columns) in the Evaluate tab and select it."""
+        self.labelled_sets[name] = evaluation.check_labelled(labelled)
+        self.w_labelled.options = list(self.labelled_sets)
+        self.labelled_name = name
+
+    def labelled(self) -> pd.DataFrame:
+        """The selected labelled set; the demo set is built on first use, limited to the ids of the
+        local demo corpus when the selected kind runs locally."""
+        found = self.labelled_sets.get(self.labelled_name)
+        if found is None:
+            client = self._client(self.index_kind)
+            ids = [str(i["id"]) for i in self.corpus.items] if isinstance(client, LocalVector) else None
+            found = evaluation.demo_labelled_queries(ids)
+            self.labelled_sets[self.labelled_name] = found
+        return found
+
+    def start_evaluation(self) -> threading.Thread | None:
+        """Evaluate the selected index on the selected labelled set in a thread (the Cancel button
+        stops it between batches); the frames land in ``eval_per_query`` / ``eval_summary``."""
+        if self.eval_running:
+            return self._eval_thread
+        try:
+            labelled = self.labelled()
+        except (ImportError, ValueError) as exc:
+            self.eval_status = f"no labelled set: {exc}"
+            self.w_eval_status.value = f"<span style='color:#d62728'>{html.escape(self.eval_status)}</span>"
+            return None
+        if labelled.empty:
+            self.eval_status = "the labelled set has no query whose relevant ids are in this index"
+            self.w_eval_status.value = f"<i>{html.escape(self.eval_status)}</i>"
+            return None
+        self._eval_cancel.clear()
+        self.eval_running, self.eval_done, self.eval_total = True, 0, 0
+        self.w_eval_run.disabled, self.w_eval_cancel.disabled = True, False
+        self.w_eval_progress.value = 0
+        kind, client, k = self.index_kind, self._client(self.index_kind), self.eval_k
+        self.eval_status = f"evaluating {len(labelled)} queries on the {kind} index…"
+        self.w_eval_status.value = html.escape(self.eval_status)
+        self._eval_thread = threading.Thread(target=self._evaluate, args=(client, kind, labelled, k), daemon=True,
+                                             name="svckit-vector-evaluate")
+        self._eval_thread.start()
+        return self._eval_thread
+
+    def evaluate(self, labelled: pd.DataFrame | None = None, k: int | None = None, *,
+                 timeout: float | None = None) -> pd.DataFrame:
+        """Evaluate and wait: ``labelled`` (else the selected set) at ``k`` (else the slider).
+        Returns the summary frame (one row per configuration)."""
+        if labelled is not None:
+            self.add_labelled_set("given labelled set", labelled)
+        if k is not None:
+            self.eval_k = k
+        thread = self.start_evaluation()
+        if thread is not None:
+            thread.join(timeout)
+        return self.eval_summary
+
+    def cancel_evaluation(self) -> None:
+        """Stop a running evaluation after its current batch (the rows done so far are shown)."""
+        self._eval_cancel.set()
+
+    def _evaluate(self, client: VectorQueries, kind: str, labelled: pd.DataFrame, k: int) -> None:
+        def step(done: int, total: int) -> None:
+            self.eval_done, self.eval_total = done, total
+            self.w_eval_progress.max, self.w_eval_progress.value = total, done
+
+        try:
+            per_query = evaluation.evaluate(client, labelled, k=k, kind=kind, namespace=self.namespace.strip(),
+                                            progress=False, cancel=self._eval_cancel, on_step=step)
+            summary = evaluation.summarize(per_query) if len(per_query) else pd.DataFrame()
+            cancelled = bool(per_query.attrs.get("cancelled"))
+            self.eval_per_query, self.eval_summary = per_query, summary
+            where = "local index" if isinstance(client, LocalVector) else "service"
+            self.eval_status = (f"{'cancelled after' if cancelled else 'done:'} {len(per_query)} query runs, "
+                                f"{len(labelled)} labelled queries × {len(summary)} configuration(s), top {k}, "
+                                f"{kind} index ({where})")
+            self.w_eval_status.value = html.escape(self.eval_status)
+            self.w_eval_table.value = frame_html(summary.round(4)) if len(summary) else "<i>nothing evaluated</i>"
+            fig = _plots.evaluation_figure(summary, title=f"{self.labelled_name}: {kind} index, k = {k}")
+            fig.update_layout(width=620)
+            self._replace(self.eval_fig, fig)
+            if len(per_query):
+                worst = per_query.sort_values(["ndcg", "query_index"]).head(10)
+                worst = worst[["configuration", "query", "relevant", "found", "first_relevant_rank", "recall",
+                               "reciprocal_rank", "ndcg"]].rename(columns={
+                    "first_relevant_rank": "first hit", "reciprocal_rank": "RR", "ndcg": f"nDCG@{k}",
+                    "recall": f"recall@{k}"})
+                self.w_eval_queries.value = _scrolling(
+                    "<div class='svc-muted'>the 10 hardest query runs (lowest nDCG)</div>"
+                    + frame_html(worst, formatters=_number_formats(worst)))
+        except SvcError as exc:
+            self.eval_status = f"evaluation failed: {exc}"
+            self.w_eval_status.value = f"<span style='color:#d62728'>{html.escape(self.eval_status)}</span>"
+        finally:
+            self.eval_running = False
+            self.w_eval_run.disabled, self.w_eval_cancel.disabled = False, True
+
     # -- internals ------------------------------------------------------------------------------------
     def _client(self, kind: str) -> VectorQueries:
         """The client the ``kind`` queries go to: the service's, or the local index's when the kind
@@ -769,6 +1003,8 @@ class VectorPlayground(W.VBox):
             self.project()
         if change["new"] == BROWSE_TAB and not self.namespace_names:
             self.browse()
+        if change["new"] == EXPLAIN_TAB and self.query_text.strip() and self.explanation is None:
+            self.explain()
 
     def _on_color(self, _change: dict) -> None:
         if not self._suspend and self.query_text.strip() and len(self.hits):

@@ -12,18 +12,14 @@ from collections.abc import Iterator
 import pytest
 
 from svckit import demo
-from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[Lab]:
-    require_chromium()
-    root = tmp_path_factory.mktemp("lab")
-    demo.copy_notebooks(root)
-    with Sandbox(tmp_path_factory.mktemp("sandbox"), seed="demo") as sb, serve_lab(root, sb.env) as lab:
+    with sandbox_lab(tmp_path_factory, seed="demo") as lab:
         yield lab
 
 

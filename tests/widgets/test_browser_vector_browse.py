@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 from upstash_vector import Index
 
-from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,10 +44,9 @@ def fill_with_the_sdk(env: dict[str, str]) -> None:
     index.upsert([(f"note-{k}", rng.normal(size=384), {"pinned": k % 2 == 0}, f"note {k}") for k in range(5)])
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
-    require_chromium()
-    root = tmp_path_factory.mktemp("lab-browse")
+def prepare(sandbox, root: Path) -> None:
+    """Fill the index through the SDK only, and write the notebook that browses it."""
+    fill_with_the_sdk(sandbox.env)
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Browse an index filled through the SDK"),
@@ -63,10 +61,12 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     # the kernel is named, or JupyterLab asks which one to start instead of running the cells
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nbformat.write(nb, root / NOTEBOOK)
-    with Sandbox(tmp_path_factory.mktemp("sandbox-browse"), seed=None, areas=["vector"]) as sb:
-        fill_with_the_sdk(sb.env)
-        with serve_lab(root, sb.env) as lab:
-            yield lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    with sandbox_lab(tmp_path_factory, notebooks=[], prepare=prepare, seed=None, areas=["vector"]) as lab:
+        yield lab
 
 
 def _rows(pg) -> int:

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from svckit import demo
-from svckit.sandbox import Sandbox
-from tests.lab_harness import Lab, require_chromium, run_notebook, serve_lab
+from tests.conftest import wait_vector_seeded
+from tests.lab_harness import Lab, run_notebook, sandbox_lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -27,16 +26,10 @@ CORPUS = 200
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory) -> Iterator[Lab]:
-    require_chromium()
-    root = tmp_path_factory.mktemp("lab2")
-    demo.copy_notebooks(root)
-    with Sandbox(tmp_path_factory.mktemp("sandbox2"), seed="demo", demo_limit=CORPUS) as sb:
-        with sb.connect() as c:  # the playground's first query should see the whole slice
-            deadline = time.monotonic() + 300
-            while c.vector.info().vector_count < CORPUS and time.monotonic() < deadline:
-                time.sleep(0.5)
-        with serve_lab(root, sb.env) as lab:
-            yield lab
+    # the playground's first query should see the whole slice
+    with sandbox_lab(tmp_path_factory, seed="demo", demo_limit=CORPUS,
+                     prepare=lambda sandbox, _root: wait_vector_seeded(sandbox, CORPUS)) as lab:
+        yield lab
 
 
 def test_vector_playground_notebook(browser, lab, screenshots):

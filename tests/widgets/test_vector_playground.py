@@ -4,6 +4,7 @@ recording fake of the Vector client (what is sent to the service, and the 422 fa
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from svckit.config import Settings
@@ -214,3 +215,84 @@ def test_the_widget_holds_one_client_per_kind_typed_by_the_protocol_real_and_fak
     w.index_kind = "hybrid"
     assert list(w.browse()["id"]) == ["doc-6", "doc-7"] and "service" in w.w_browse_info.value
     assert w.map_count == 0 and "browse failed" not in w.w_browse_info.value  # no dense vectors: an empty map
+
+
+# -- explained hits and retrieval evaluation --------------------------------------------------------
+
+
+def test_explain_tab_explains_every_hit_and_draws_the_chosen_one(playground):
+    playground.query("bake sourdough bread at home")
+    playground.tabs.selected_index = 5  # opening the Explain tab explains the current query
+    table = playground.explained
+    assert table["id"].tolist() == playground.hits["id"].tolist()
+    assert (table["recomputed"] == table["score"]).all()
+    assert playground.explain_hit == "doc-7"  # the first hit is drawn
+    assert "local index" in playground.w_explain_note.value and "Reciprocal Rank Fusion" in playground.w_explain_note.value
+    assert "1/(60+1) + 1/(60+1)" in playground.w_explain_formula.value
+    assert "bread" in playground.w_explain_terms.value and "sourdough" in playground.w_explain_terms.value
+    bars = {t.y[0] if t.orientation == "h" and len(t.y) == 1 else "terms": t for t in playground.explain_fig.data}
+    assert bars["dense"].x[0] == pytest.approx(1 / 61) and bars["sparse"].x[0] == pytest.approx(1 / 61)
+    assert set(bars["terms"].y) == {"bake", "bread", "home", "sourdough"}
+    playground.w_explain_pick.value = "doc-0"  # a hit only the dense side found
+    assert "0 (not among the" in playground.w_explain_formula.value
+    assert "no query term occurs" in playground.w_explain_terms.value
+    playground.w_fusion.value = "DBSF"  # the query re-runs and, on this tab, is explained again
+    assert "Distribution-Based Score Fusion" in playground.w_explain_note.value
+    assert "DBSF normalisation bounds" in playground.w_explain_stats.value
+    assert (playground.explained["recomputed"] == playground.explained["score"]).all()
+
+
+def test_explain_over_a_service_client_says_what_was_returned_and_what_was_computed(local_corpus, hybrid):
+    w = VectorPlayground({"hybrid": hybrid}, corpus=local_corpus, autorun=False)
+    w.query("bake bread")
+    table = w.explain()
+    assert "service" in w.w_explain_note.value and "Returned by the service" in w.w_explain_note.value
+    assert table.iloc[0]["id"] == "bread" and table.iloc[0]["recomputed"] == pytest.approx(table.iloc[0]["score"])
+
+
+def test_evaluate_tab_runs_the_labelled_set_and_shows_a_frame_and_a_plot(playground):
+    labelled = pd.DataFrame({"query": ["a cat on a mat", "baking bread", "interest rates at the central bank"],
+                             "relevant": [["doc-0"], ["doc-7"], ["doc-4"]]})
+    summary = playground.evaluate(labelled, k=3)
+    assert summary["configuration"].tolist() == ["dense", "sparse", "hybrid RRF", "hybrid DBSF"]
+    assert summary.columns.tolist() == ["configuration", "queries", "recall@3", "MRR", "nDCG@3"]
+    assert playground.labelled_name == "given labelled set" and "given labelled set" in playground.w_labelled.options
+    assert playground.eval_done == playground.eval_total == 4 and playground.w_eval_progress.value == 4
+    assert not playground.eval_running and not playground.w_eval_run.disabled and playground.w_eval_cancel.disabled
+    assert "done: 12 query runs" in playground.w_eval_status.value
+    assert "hybrid DBSF" in playground.w_eval_table.value
+    assert [t.name for t in playground.eval_fig.data] == ["dense", "sparse", "hybrid RRF", "hybrid DBSF"]
+    assert list(playground.eval_fig.data[1].x) == ["recall@3", "MRR", "nDCG@3"]
+    assert len(playground.eval_per_query) == 12
+
+
+def test_the_demo_labelled_set_on_a_local_corpus_without_its_ids_says_so(playground):
+    assert playground.labelled_name == "demo labelled set"
+    assert playground.evaluate().empty  # the tests' corpus holds none of the demo corpus's ids
+    assert "no query whose relevant ids are in this index" in playground.w_eval_status.value
+
+
+def test_cancel_stops_a_running_evaluation_in_its_thread(local_corpus):
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(RecordingVector):
+        def query_data(self, data, **kw):
+            entered.set()
+            release.wait(30)
+            return super().query_data(data, **kw)
+
+        def info(self):
+            return super().info().model_copy(update={"index_type": "DENSE"})
+
+    w = VectorPlayground({"dense": Slow()}, corpus=local_corpus, index_kind="dense", autorun=False)
+    w.add_labelled_set("twenty-five", pd.DataFrame({"query": [f"q{n}" for n in range(25)],
+                                                    "relevant": [["doc-7"]] * 25}))
+    thread = w.start_evaluation()
+    assert entered.wait(30) and w.eval_running and not w.w_eval_cancel.disabled
+    w.w_eval_cancel.click()
+    release.set()
+    thread.join(30)
+    assert not w.eval_running and "cancelled after 20 query runs" in w.w_eval_status.value
+    assert w.eval_done == 1 and w.eval_total == 2 and len(w.eval_per_query) == 20

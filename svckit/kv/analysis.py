@@ -1,0 +1,566 @@
+"""Keyspace analysis: memory and key count per key prefix, biggest keys per type, TTL distribution,
+keys without expiry and big-value warnings -- sampled (with stated error) or complete.
+
+::
+
+    from svckit.kv import KV, analyze_keyspace
+    report = analyze_keyspace(kv, "*", sample=10_000, seed=7)   # sample=None: every key
+    report.summary()            # "sampled 10,000 of 1,000,000 keys (1.0%) ..."
+    report.by_prefix            # level, prefix, keys, keys ±, memory, memory ±, share, sampled
+    report.biggest, report.ttl, report.no_expiry, report.warnings, report.by_type
+
+How the pass works (one design for both modes):
+
+1. SCAN walks every key matching ``pattern`` (``scan_count`` per call). Key *names* are cheap, so the
+   number of matching keys ``N`` and the key count of every prefix are exact in both modes
+   (``keys ±`` is 0). Only names are kept per prefix, as counters.
+2. The keys to describe: every key (complete pass, described batch by batch while scanning, so
+   memory stays bounded by the batch and the aggregates), or a uniform random sample of ``n = sample``
+   keys without replacement (sampled pass). The sample is a *bottom-k* sample: each key gets a
+   keyed hash ``blake2b(key, key=seed)``, and the ``n`` keys with the smallest hashes are kept (a heap
+   of ``n``). That is a simple random sample, independent of SCAN order, so the same ``seed`` over
+   the same keyspace gives the same sample on every run and every server.
+3. Each described key costs TYPE + PTTL + MEMORY USAGE in one pipeline and its length in a second
+   (:func:`~svckit.kv.describe_keys`), ``batch`` keys per pipeline.
+
+Why SCAN + sample rather than RANDOMKEY: RANDOMKEY cannot honour a pattern, samples with replacement,
+cannot be seeded (its randomness is the server's), and Redis's pick is only approximately uniform.
+The SCAN pass costs one walk over the key names (about 1/5 of the commands of a complete pass).
+
+The estimates and their error (sampled pass; sampling fraction ``f = n / N``):
+
+* memory of a prefix with ``K`` keys (exact), ``k`` of them sampled, mean ``m`` and sample variance
+  ``s²`` of their MEMORY USAGE: ``K · m``, standard error ``K · sqrt((1 - k/K) · s² / k)``;
+* key count of a type or a TTL bucket from the sample share ``p``: ``N · p``, standard error
+  ``N · sqrt((1 - f) · p (1 - p) / (n - 1))``; memory of a type: ``N · ȳ`` with ``y`` a key's memory
+  when it has that type, else 0, standard error ``N · sqrt((1 - f) · s_y² / n)``;
+* every ``±`` is the half-width of a normal 95% interval (1.96 standard errors). A prefix with fewer
+  than 2 sampled keys has no stated error (``±`` is NA), one with none has no memory estimate.
+
+The complete pass states ``±`` as 0. ``biggest`` and ``warnings`` of a sampled pass list what the
+sample saw; :meth:`KeyspaceReport.summary` says so and estimates how many big values there are.
+
+Memory comes from MEMORY USAGE. The fakeredis backend does not implement it (describe_keys gives
+None): then ``report.memory_available`` is False, memory columns are NA and ``biggest`` ranks by
+length. A key SCAN returns twice (possible only while Redis resizes its table during the pass, e.g.
+when the keyspace grows meanwhile) is counted twice, as in ``redis-cli --bigkeys``; a key that expired
+between SCAN and describe is counted in the names but left out of the described figures
+(``report.vanished``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from svckit.errors import Cancelled, InvalidArgument
+from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from svckit.kv.client import KV
+
+#: z of a two-sided normal 95% interval
+Z95 = 1.959963984540054
+NO_PREFIX = "(no prefix)"
+#: TTL buckets: label, upper bound in ms (exclusive); "no expiry" is PTTL -1
+TTL_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("< 1 min", 60_000), ("< 1 h", 3_600_000), ("< 1 day", 86_400_000), ("< 1 week", 604_800_000),
+    ("≥ 1 week", math.inf),
+)
+NO_EXPIRY = "no expiry"
+TTL_LABELS: tuple[str, ...] = (NO_EXPIRY, *(label for label, _ in TTL_BUCKETS))
+DEFAULT_BIG_VALUE_BYTES = 1024 * 1024
+DEFAULT_BIG_LENGTH = 10_000
+COLLECTION_TYPES = frozenset({"hash", "list", "set", "zset", "stream"})
+
+
+
+
+def ttl_bucket(pttl: int | None) -> str:
+    """The TTL bucket of a PTTL reply (ms; -1 = no expiry)."""
+    if pttl is None or pttl < 0:
+        return NO_EXPIRY
+    for label, bound in TTL_BUCKETS:
+        if pttl < bound:
+            return label
+    return TTL_BUCKETS[-1][0]
+
+
+def key_prefixes(key: str, delimiter: str, depth: int) -> list[str]:
+    """The folders a key sits in, outermost first, at most ``depth``: ``a:b:c`` -> ``["a", "a:b"]``.
+    A key without the delimiter is in :data:`NO_PREFIX` (level 1 only); the last segment (the key's
+    own name) is never a folder."""
+    parts = key.split(delimiter, depth)
+    if len(parts) == 1:
+        return [NO_PREFIX]
+    return [delimiter.join(parts[:level]) for level in range(1, min(depth, len(parts) - 1) + 1)]
+
+
+def sample_rank(key: Any, salt: bytes) -> int:
+    """The key's position in the seeded random order: a keyed 64-bit hash (bottom-k sampling)."""
+    data = key if isinstance(key, bytes) else str(key).encode()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=salt).digest(), "big")
+
+
+class _Stats:
+    """count, memory sum and memory sum of squares of a group of described keys."""
+
+    __slots__ = ("count", "mem", "mem2")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.mem = 0.0
+        self.mem2 = 0.0
+
+    def add(self, memory: int) -> None:
+        self.count += 1
+        self.mem += memory
+        self.mem2 += float(memory) * memory
+
+
+def _domain_estimate(total_keys: int, stats: _Stats | None, exact: bool) -> tuple[float, float]:
+    """Memory total of a group whose key count is known (``total_keys``) from its sampled keys:
+    (estimate, 95% half-width); NaN where the sample cannot say."""
+    if stats is None or stats.count == 0:
+        return (0.0, 0.0) if exact or total_keys == 0 else (math.nan, math.nan)
+    if exact or stats.count >= total_keys:  # every key of the group was sampled
+        return stats.mem, 0.0
+    k = stats.count
+    mean = stats.mem / k
+    estimate = total_keys * mean
+    if k < 2:
+        return estimate, math.nan
+    var = max(stats.mem2 - k * mean * mean, 0.0) / (k - 1)
+    fpc = max(1.0 - k / total_keys, 0.0) if total_keys else 0.0
+    return estimate, Z95 * total_keys * math.sqrt(fpc * var / k)
+
+
+def _share_estimate(population: int, n: int, count: int, exact: bool) -> tuple[float, float]:
+    """Number of keys in a category from its count in the sample: (estimate, 95% half-width)."""
+    if exact or n == 0:
+        return float(count), 0.0
+    p = count / n
+    fpc = max(1.0 - n / population, 0.0) if population else 0.0
+    se = population * math.sqrt(fpc * p * (1 - p) / (n - 1)) if n > 1 else math.nan
+    return population * p, Z95 * se
+
+
+def _total_estimate(population: int, n: int, stats: _Stats | None, exact: bool) -> tuple[float, float]:
+    """Memory of a category (zero for keys outside it) from the sample: (estimate, 95% half-width)."""
+    if stats is None:
+        return 0.0, 0.0
+    if exact or n == 0:
+        return stats.mem, 0.0
+    mean = stats.mem / n
+    var = max(stats.mem2 - n * mean * mean, 0.0) / (n - 1) if n > 1 else math.nan
+    fpc = max(1.0 - n / population, 0.0) if population else 0.0
+    return population * mean, Z95 * population * math.sqrt(fpc * var / n)
+
+
+@dataclass
+class KeyspaceAnalysis:
+    """The sans-I/O core of :func:`analyze_keyspace`: feed it SCAN batches and key descriptions,
+    then ask for the :class:`KeyspaceReport`.
+
+    ``add_names(keys)`` counts names and returns the keys to describe now (complete pass: all of
+    them); ``sample_keys()`` gives the sample to describe once SCAN ended (sampled pass);
+    ``add_infos(infos)`` takes descriptions; ``report()`` builds the frames."""
+
+    pattern: str = "*"
+    sample: int | None = 10_000
+    delimiter: str = ":"
+    depth: int = 2
+    top: int = 10
+    big_value_bytes: int = DEFAULT_BIG_VALUE_BYTES
+    big_length: int = DEFAULT_BIG_LENGTH
+    seed: int = 0
+    total_keys: int = 0
+    described: int = 0
+    vanished: int = 0
+    memory_known: int = 0
+    prefix_keys: Counter[str] = field(default_factory=Counter)
+    _salt: bytes = field(default=b"", repr=False)
+    _hasher: Any = field(default=None, repr=False)
+    _heap: list[tuple[int, Any]] = field(default_factory=list, repr=False)
+    _in_heap: set[Any] = field(default_factory=set, repr=False)
+    _prefix: dict[str, _Stats] = field(default_factory=dict, repr=False)
+    _type: dict[str, _Stats] = field(default_factory=dict, repr=False)
+    _type_n: Counter[str] = field(default_factory=Counter, repr=False)
+    _ttl: Counter[str] = field(default_factory=Counter, repr=False)
+    _all: _Stats = field(default_factory=_Stats, repr=False)
+    _biggest: dict[str, list[tuple[float, int, str, KeyInfo]]] = field(default_factory=dict, repr=False)
+    _warnings: list[tuple[KeyInfo, str]] = field(default_factory=list, repr=False)
+    _order: int = 0
+
+    def __post_init__(self) -> None:
+        if self.sample is not None and self.sample < 2:
+            raise InvalidArgument("sample", f"a sample needs at least 2 keys (or None for every key), got {self.sample!r}")
+        if self.depth < 1:
+            raise InvalidArgument("depth", f"depth counts prefix levels and must be >= 1, got {self.depth!r}")
+        if not self.delimiter:
+            raise InvalidArgument("delimiter", "the prefix delimiter cannot be empty")
+        self._salt = self.seed.to_bytes(16, "big", signed=True)
+        self._hasher = hashlib.blake2b(digest_size=8, key=self._salt)
+
+    @property
+    def complete(self) -> bool:
+        """True when every key is (to be) described: no sample size, or the sample holds them all."""
+        return self.sample is None or self.total_keys <= self.sample
+
+    def add_names(self, keys: Iterable[Any]) -> list[Any]:
+        """Count a SCAN batch; the keys to describe right away (all of them in a complete pass)."""
+        keys = list(keys)
+        # the per-key loops are the sampled pass's CPU cost on a big keyspace: kept inline
+        prefix_keys, delimiter, depth = self.prefix_keys, self.delimiter, self.depth
+        for key in keys:
+            parts = _text(key).split(delimiter, depth)
+            if len(parts) == 1:
+                prefix_keys[NO_PREFIX] += 1
+                continue
+            prefix = parts[0]
+            prefix_keys[prefix] += 1
+            for level in range(1, min(depth, len(parts) - 1)):
+                prefix = prefix + delimiter + parts[level]
+                prefix_keys[prefix] += 1
+        self.total_keys += len(keys)
+        if self.sample is None:
+            return keys
+        heap, in_heap, size, hasher = self._heap, self._in_heap, self.sample, self._hasher
+        from_bytes = int.from_bytes
+        for key in keys:
+            if key in in_heap:
+                continue
+            h = hasher.copy()  # sample_rank(), without re-keying blake2b for every key
+            h.update(key if isinstance(key, bytes) else str(key).encode())
+            rank = -from_bytes(h.digest(), "big")  # a max-heap of the n smallest ranks
+            if len(heap) < size:
+                heapq.heappush(heap, (rank, key))
+                in_heap.add(key)
+            elif rank > heap[0][0]:
+                _, dropped = heapq.heapreplace(heap, (rank, key))
+                in_heap.discard(dropped)
+                in_heap.add(key)
+        return []
+
+    def sample_keys(self) -> list[Any]:
+        """The sampled keys (sampled pass), in a stable order."""
+        return [key for _, key in sorted(self._heap, reverse=True)]
+
+    def add_infos(self, infos: Iterable[KeyInfo]) -> None:
+        """Aggregate key descriptions (streaming: only counters and the top lists are kept)."""
+        for info in infos:
+            if info.type in (None, "none") or info.pttl == -2:
+                self.vanished += 1
+                continue
+            self.described += 1
+            memory = info.memory if isinstance(info.memory, int) else None
+            if memory is not None:
+                self.memory_known += 1
+            mem = memory or 0
+            self._all.add(mem)
+            key = _text(info.key)
+            for prefix in key_prefixes(key, self.delimiter, self.depth):
+                stats = self._prefix.get(prefix)
+                if stats is None:
+                    stats = self._prefix[prefix] = _Stats()
+                stats.add(mem)
+            key_type = info.type
+            stats = self._type.get(key_type)
+            if stats is None:
+                stats = self._type[key_type] = _Stats()
+            stats.add(mem)
+            self._ttl[ttl_bucket(info.pttl)] += 1
+            self._rank_biggest(key_type, memory, info)
+            self._check_big(info, memory)
+
+    def _rank_biggest(self, key_type: str, memory: int | None, info: KeyInfo) -> None:
+        size = float(memory) if memory is not None else float(info.length or 0)
+        heap = self._biggest.setdefault(key_type, [])
+        self._order += 1
+        item = (size, -self._order, _text(info.key), info)
+        if len(heap) < self.top:
+            heapq.heappush(heap, item)
+        elif item[:2] > heap[0][:2]:
+            heapq.heapreplace(heap, item)
+
+    def _check_big(self, info: KeyInfo, memory: int | None) -> None:
+        notes = []
+        if memory is not None and memory >= self.big_value_bytes:
+            notes.append(f"{_bytes(memory)} ≥ {_bytes(self.big_value_bytes)}")
+        if info.type in COLLECTION_TYPES and (info.length or 0) >= self.big_length:
+            notes.append(f"{info.length:,} elements ≥ {self.big_length:,}")
+        if notes:
+            advice = "split it or read it in pages" if info.type in COLLECTION_TYPES else "consider splitting it"
+            self._warnings.append((info, "; ".join(notes) + f": one read moves it all, {advice}"))
+
+    # -- the report ---------------------------------------------------------------------------
+
+    def report(self, seconds: float = 0.0) -> KeyspaceReport:
+        import pandas as pd
+
+        exact = self.complete
+        n = self.described
+        population = max(self.total_keys - (self.vanished if exact else 0), 0)
+        memory_ok = self.memory_known > 0
+        total_mem, total_mem_pm = _total_estimate(population, n, self._all, exact)
+
+        rows = []
+        for prefix, keys in self.prefix_keys.items():
+            level = 1 if prefix == NO_PREFIX else prefix.count(self.delimiter) + 1
+            stats = self._prefix.get(prefix)
+            mem, mem_pm = _domain_estimate(keys, stats, exact)
+            parent = "" if level == 1 else prefix.rsplit(self.delimiter, 1)[0]
+            rows.append({"level": level, "prefix": prefix, "parent": parent, "keys": keys, "keys ±": 0,
+                         "memory": mem, "memory ±": mem_pm, "sampled": stats.count if stats else 0})
+        by_prefix = pd.DataFrame(rows, columns=["level", "prefix", "parent", "keys", "keys ±", "memory",
+                                                "memory ±", "sampled"])
+        by_prefix["share"] = by_prefix["memory"] / total_mem if total_mem else math.nan
+        if not memory_ok:
+            by_prefix[["memory", "memory ±", "share"]] = math.nan
+        by_prefix = by_prefix.sort_values(["level", "memory", "keys"], ascending=[True, False, False],
+                                          na_position="last", kind="stable").reset_index(drop=True)
+        by_prefix = by_prefix.astype({"level": "int64", "keys": "int64", "keys ±": "int64", "sampled": "int64",
+                                      "memory": "float64", "memory ±": "float64", "share": "float64"})
+
+        type_rows = []
+        for key_type, stats in sorted(self._type.items(), key=lambda kv: -kv[1].mem):
+            count, count_pm = _share_estimate(population, n, stats.count, exact)
+            mem, mem_pm = _total_estimate(population, n, stats, exact)
+            type_rows.append({"type": key_type, "keys": count, "keys ±": count_pm, "memory": mem,
+                              "memory ±": mem_pm, "sampled": stats.count})
+        by_type = pd.DataFrame(type_rows, columns=["type", "keys", "keys ±", "memory", "memory ±", "sampled"])
+        if not memory_ok:
+            by_type[["memory", "memory ±"]] = math.nan
+
+        ttl_rows = []
+        for label in TTL_LABELS:
+            count, count_pm = _share_estimate(population, n, self._ttl.get(label, 0), exact)
+            ttl_rows.append({"ttl": label, "keys": count, "keys ±": count_pm, "sampled": self._ttl.get(label, 0)})
+        ttl = pd.DataFrame(ttl_rows, columns=["ttl", "keys", "keys ±", "sampled"])
+        ttl["share"] = ttl["keys"] / population if population else math.nan
+        ttl["ttl"] = pd.Categorical(ttl["ttl"], categories=list(TTL_LABELS), ordered=True)
+        no_exp = ttl.iloc[0]
+        no_expiry = pd.DataFrame({"keys": [no_exp["keys"]], "keys ±": [no_exp["keys ±"]], "share": [no_exp["share"]],
+                                  "share ±": [no_exp["keys ±"] / population if population else math.nan]})
+
+        big_rows = []
+        for key_type, heap in self._biggest.items():
+            for rank, (_, _, key, info) in enumerate(sorted(heap, reverse=True), 1):
+                big_rows.append({"type": key_type, "rank": rank, "key": key,
+                                 "memory": info.memory if memory_ok else None, "length": info.length,
+                                 "ttl_ms": info.pttl if (info.pttl or -1) >= 0 else None})
+        biggest = pd.DataFrame(big_rows, columns=["type", "rank", "key", "memory", "length", "ttl_ms"])
+        biggest = biggest.astype({"memory": "Int64", "length": "Int64", "ttl_ms": "Int64"})
+
+        warn_rows = [{"key": _text(info.key), "type": info.type, "bytes": info.memory, "length": info.length,
+                      "note": note} for info, note in self._warnings]
+        warnings = pd.DataFrame(warn_rows, columns=["key", "type", "bytes", "length", "note"])
+        warnings = warnings.astype({"bytes": "Int64", "length": "Int64"})
+        if len(warnings):
+            warnings = warnings.sort_values("bytes", ascending=False, na_position="last",
+                                            kind="stable").reset_index(drop=True)
+
+        return KeyspaceReport(
+            pattern=self.pattern, complete=exact, total_keys=population, sample_size=n, seed=self.seed,
+            vanished=self.vanished, memory_available=memory_ok, memory=total_mem if memory_ok else math.nan,
+            memory_pm=total_mem_pm if memory_ok else math.nan, delimiter=self.delimiter, depth=self.depth,
+            big_value_bytes=self.big_value_bytes, big_length=self.big_length, seconds=seconds,
+            by_prefix=by_prefix, by_type=by_type, ttl=ttl, no_expiry=no_expiry, biggest=biggest,
+            warnings=warnings,
+        )
+
+
+@dataclass
+class KeyspaceReport:
+    """What :func:`analyze_keyspace` found. ``complete`` False means a sampled pass: ``sample_size``
+    of ``total_keys`` keys were described and every ``±`` column is a 95% interval half-width."""
+
+    pattern: str
+    complete: bool
+    total_keys: int
+    sample_size: int
+    seed: int
+    vanished: int
+    memory_available: bool
+    memory: float
+    memory_pm: float
+    delimiter: str
+    depth: int
+    big_value_bytes: int
+    big_length: int
+    seconds: float
+    by_prefix: pd.DataFrame
+    by_type: pd.DataFrame
+    ttl: pd.DataFrame
+    no_expiry: pd.DataFrame
+    biggest: pd.DataFrame
+    warnings: pd.DataFrame
+    confidence: float = 0.95
+
+    @property
+    def sampling_fraction(self) -> float:
+        return self.sample_size / self.total_keys if self.total_keys else 1.0
+
+    def summary(self) -> str:
+        """One paragraph a person reads first: what was measured and how sure it is."""
+        if self.complete:
+            head = f"Complete pass: all {self.total_keys:,} keys matching {self.pattern!r} described"
+            err = "figures are exact"
+        else:
+            head = (f"Sampled pass: {self.sample_size:,} of {self.total_keys:,} keys matching {self.pattern!r} "
+                    f"({self.sampling_fraction:.1%}, seed {self.seed})")
+            err = ("key counts per prefix are exact (from SCAN); memory, type and TTL figures are "
+                   "estimates, ± = 95% interval")
+        mem = ("MEMORY USAGE is not available on this backend, so memory is not reported" if not self.memory_available
+               else f"memory {_bytes(self.memory)}" + ("" if self.complete else f" ± {_bytes(self.memory_pm)}"))
+        big = f"{len(self.warnings):,} big value(s)"
+        if not self.complete and len(self.warnings):
+            big += f" in the sample (≈ {len(self.warnings) / self.sampling_fraction:,.0f} in all)"
+        elif not self.complete:
+            big += " in the sample (a sampled pass can miss rare big values; run a complete pass to list them all)"
+        unseen = ""
+        if not self.complete:
+            missed = self.by_prefix[self.by_prefix["sampled"] == 0]
+            # the outermost prefixes without a sampled key (their sub-prefixes are in them)
+            top = missed[~missed["parent"].isin(set(missed["prefix"]))]
+            if len(top):
+                unseen = (f"; {int(top['keys'].sum()):,} key(s) under {len(top):,} prefix(es) had no key in the "
+                          "sample, so their memory is not estimated (a rare prefix of big values needs a complete pass)")
+        return f"{head} in {self.seconds:.1f} s; {err}; {mem}; {big}{unseen}."
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        return {"by_prefix": self.by_prefix, "by_type": self.by_type, "ttl": self.ttl,
+                "no_expiry": self.no_expiry, "biggest": self.biggest, "warnings": self.warnings}
+
+
+def _text(key: Any) -> str:
+    return key.decode("utf-8", "backslashreplace") if isinstance(key, bytes) else str(key)
+
+
+def _bytes(n: float) -> str:
+    if n is None or (isinstance(n, float) and math.isnan(n)):
+        return "—"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} GiB"
+
+
+@dataclass
+class AnalysisProgress:
+    """Where a pass is: ``phase`` is ``scan`` or ``describe``; ``done`` of ``total`` (``total`` of the
+    scan phase is DBSIZE, an upper bound when a pattern filters)."""
+
+    phase: str
+    done: int
+    total: int
+
+
+ProgressHook = Callable[[AnalysisProgress], None]
+
+
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10_000, delimiter: str = ":",
+                     depth: int = 2, top: int = 10, big_value_bytes: int = DEFAULT_BIG_VALUE_BYTES,
+                     big_length: int = DEFAULT_BIG_LENGTH, seed: int = 0, batch: int = 500,
+                     scan_count: int = 5000, progress: bool | ProgressHook = True,
+                     cancel: threading.Event | None = None) -> KeyspaceReport:
+    """Analyse the keys matching ``pattern``: a sampled pass of ``sample`` keys (default), or with
+    ``sample=None`` a complete pass describing every key. See the module docstring for what the
+    estimates are and how their error is computed.
+
+    ``progress``: True shows tqdm bars, a callable gets :class:`AnalysisProgress` after every step.
+    ``cancel``: an event that stops the pass between two requests (raises :class:`Cancelled`).
+    """
+    if batch < 1:
+        raise InvalidArgument("batch", f"batch is keys per pipeline and must be >= 1, got {batch!r}")
+    started = time.perf_counter()
+    core = KeyspaceAnalysis(pattern, sample, delimiter, depth, top, big_value_bytes, big_length, seed)
+    dbsize = kv.dbsize()
+    report_to = _progress_reporter(progress, dbsize)
+
+    def check() -> None:
+        if cancel is not None and cancel.is_set():
+            report_to(None)
+            raise Cancelled("the keyspace analysis was cancelled; run it again for a report")
+
+    try:
+        scan = KeyScan(pattern, count=scan_count)
+        scanned = 0
+        while not scan.complete:
+            check()
+            cursor, keys = kv.scan(**scan.next_call())
+            scan.cursor, scan.complete = int(cursor), int(cursor) == 0
+            scanned += len(keys)
+            for chunk in _chunks(core.add_names(keys), batch):
+                check()
+                core.add_infos(describe_keys(kv, chunk))
+            report_to(AnalysisProgress("scan", min(scanned, dbsize), dbsize))
+        todo = core.sample_keys() if sample is not None else []
+        done = 0
+        for chunk in _chunks(todo, batch):
+            check()
+            core.add_infos(describe_keys(kv, chunk))
+            done += len(chunk)
+            report_to(AnalysisProgress("describe", done, len(todo)))
+    finally:
+        report_to(None)
+    return core.report(time.perf_counter() - started)
+
+
+def _progress_reporter(progress: bool | ProgressHook, dbsize: int) -> Callable[[AnalysisProgress | None], None]:
+    """A function taking each step (None: the end) that drives tqdm bars or the caller's hook."""
+    if callable(progress):
+        hook = progress
+        return lambda step: hook(step) if step is not None else None
+    if not progress:
+        return lambda step: None
+    from tqdm.auto import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def show(step: AnalysisProgress | None) -> None:
+        if step is None:
+            for bar in bars.values():
+                bar.close()
+            bars.clear()
+            return
+        bar = bars.get(step.phase)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            unit = "keys scanned" if step.phase == "scan" else "keys described"
+            bar = bars[step.phase] = tqdm(total=step.total, unit=" " + unit, desc=step.phase)
+        bar.n = step.done
+        bar.refresh()
+
+    return show
+
+
+__all__ = [
+    "NO_EXPIRY",
+    "NO_PREFIX",
+    "TTL_LABELS",
+    "Cancelled",
+    "AnalysisProgress",
+    "KeyspaceAnalysis",
+    "KeyspaceReport",
+    "analyze_keyspace",
+    "key_prefixes",
+    "sample_rank",
+    "ttl_bucket",
+]

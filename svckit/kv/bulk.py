@@ -1,0 +1,538 @@
+"""Bulk actions on every key under a pattern: a dry run first, then delete, set or clear TTL, export.
+
+::
+
+    from svckit.kv import KV, plan_bulk, bulk_delete, bulk_expire, bulk_export, pattern_for_prefix
+    kv = KV.from_env()
+    plan = plan_bulk(kv, "session:*")            # counts and samples, SCAN in bounded steps
+    plan.count, plan.sample[:5], plan.complete
+    summary = bulk_expire(kv, plan, 3600)        # EXPIRE in pipelines of 500, with a progress bar
+    frame = bulk_export(kv, pattern_for_prefix("user", ":"), format="frame").frame
+    summary = bulk_delete(kv, "session:*", cancel=stop_event)   # UNLINK; stops between batches
+    summary.matched, summary.done, summary.failed, summary.errors, summary.cancelled
+
+Why a run looks like this:
+- SCAN walks the keyspace in bounded steps (:func:`svckit.kv.keyspace.scan_keys`, one call at a
+  time), so a million keys never sit in one reply; SCAN may return a key twice, so every run keeps
+  the keys it has seen and acts on each one once: the counts are exact.
+- Each batch of at most ``batch`` keys is one pipeline (one request) with one command per key, so
+  each key's outcome is known: done (the command took effect), skipped (the key was already gone,
+  or had no TTL to clear) or failed (its error is kept, up to ``max_errors`` of them). Delete sends
+  one UNLINK naming the whole batch instead: its reply is the exact number removed.
+- ``cancel`` (a ``threading.Event`` or a callable returning True) is checked between batches: a
+  cancelled run reports exactly what it did before stopping.
+- Writes are refused before any request under a Read Only token (the client's ``readonly``), and a
+  gateway's NOPERM refusal (a client built from the Read Only token without saying so) stops the
+  run with the same advice: use a Standard token. The dry run only reads, but SCAN itself is
+  refused to the Read Only token, so it too needs the Standard token.
+
+Only the sync client is served: a bulk run is a long loop of requests, which a notebook runs in a
+thread (the KV explorer's Bulk tab does) rather than on the event loop.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from svckit.errors import CommandError, InvalidArgument, SvcError
+from svckit.kv.keyspace import KeyScan, scan_keys
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from svckit.kv.client import KV, BasePipeline
+
+DEFAULT_BATCH = 500
+DEFAULT_SCAN_COUNT = 1000
+DEFAULT_MAX_ERRORS = 100
+GLOB_SPECIALS = "\\*?[]"
+ACTIONS = ("delete", "expire", "persist", "export")
+EXPORT_FORMATS = ("csv", "jsonl", "frame")
+
+Cancel = threading.Event | Callable[[], bool] | None
+#: True: a tqdm bar; False: none; a callable: called with the BulkPlan (dry run) or BulkSummary so far
+Progress = bool | Callable[[Any], None]
+
+
+def pattern_for_prefix(prefix: str, delimiter: str = ":") -> str:
+    """The SCAN pattern of a key-tree node: every key under ``prefix`` + ``delimiter``, with the glob
+    characters of both escaped (``pattern_for_prefix("a*b", ":")`` is ``a\\*b:*``). A prefix that
+    already ends with the delimiter is not given a second one; an empty prefix is every key."""
+    if not prefix:
+        return "*"
+    node = prefix if not delimiter or prefix.endswith(delimiter) else prefix + delimiter
+    return "".join("\\" + ch if ch in GLOB_SPECIALS else ch for ch in node) + "*"
+
+
+def _readonly_error(action: str) -> InvalidArgument:
+    return InvalidArgument("kv", f"bulk {action} writes keys, and this client uses the Read Only token, which "
+                                 "may not: use a client with the Standard token (SVC_KV_TOKEN, "
+                                 "KV.from_env() without readonly=True)")
+
+
+def _refuse_readonly(kv: Any, action: str) -> None:
+    if getattr(kv, "readonly", False):
+        raise _readonly_error(action)
+
+
+def _is_noperm(exc: BaseException) -> bool:
+    return isinstance(exc, CommandError) and "NOPERM" in str(exc)
+
+
+def _cancelled(cancel: Cancel) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def _bar(progress: Progress, total: int | None, desc: str, unit: str) -> Any:
+    if progress is not True:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, leave=False)
+
+
+# -- the dry run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class BulkPlan:
+    """What a bulk action would touch: ``count`` keys matching ``pattern`` (and ``type``), a
+    ``sample`` of them, after ``calls`` SCAN requests; ``complete`` is False when the dry run
+    stopped early (``limit``, ``max_calls`` or ``cancel``), so ``count`` is then a lower bound."""
+
+    pattern: str
+    type: str | None = None
+    count: int = 0
+    sample: list[Any] = field(default_factory=list)
+    calls: int = 0
+    complete: bool = False
+    elapsed: float = 0.0
+
+
+def _scan_steps(kv: KV[Any], pattern: str, type: str | None, scan_count: int) -> Iterator[tuple[KeyScan, list[Any]]]:
+    """One bounded SCAN call at a time: the scan state and the keys new to this run. The state's
+    ``keys`` list is emptied after each step (its seen-set still drops repeats), so a run over
+    millions of keys holds only that set, not a second copy of every key."""
+    state = KeyScan(pattern, type, scan_count)
+    while not state.complete:
+        try:
+            scan_keys(kv, state, max_calls=1)
+        except CommandError as exc:
+            if _is_noperm(exc):
+                raise InvalidArgument("kv", "SCAN is refused to the Read Only token, so bulk actions (even a "
+                                            "dry run) need a client with the Standard token (SVC_KV_TOKEN)"
+                                      ) from exc
+            raise
+        new = list(state.keys)
+        state.keys.clear()
+        yield state, new
+
+
+def plan_bulk(kv: KV[Any], pattern: str = "*", *, type: str | None = None, sample: int = 20,
+              scan_count: int = DEFAULT_SCAN_COUNT, limit: int | None = None, max_calls: int | None = None,
+              cancel: Cancel = None, progress: Progress = True) -> BulkPlan:
+    """The dry run: SCAN the keyspace in bounded steps and count (exactly, repeats dropped) the keys
+    a bulk action on ``pattern`` would touch, keeping the first ``sample`` of them. Stops early at
+    ``limit`` keys, ``max_calls`` SCAN calls or ``cancel`` (then ``complete`` is False). Writes
+    nothing, so a Read Only client may call it, but the server refuses SCAN to that token.
+    ``progress``: a tqdm bar over the keys walked (True), none (False), or a callable taking the
+    plan so far after every SCAN call."""
+    started = time.perf_counter()
+    plan = BulkPlan(pattern, type)
+    total = None
+    if progress is True:
+        try:
+            total = int(kv.dbsize())
+        except SvcError:
+            total = None
+    bar = _bar(progress, total, f"dry run {pattern}", "keys")
+    try:
+        for state, new in _scan_steps(kv, pattern, type, scan_count):
+            plan.count += len(new)
+            plan.calls = state.calls
+            plan.complete = state.complete
+            room = sample - len(plan.sample)
+            if room > 0:
+                plan.sample.extend(new[:room])
+            if bar is not None:
+                bar.update(min(scan_count, max(0, (total or 0) - bar.n)) if total else scan_count)
+                bar.set_postfix(matched=plan.count)
+            elif callable(progress):
+                plan.elapsed = time.perf_counter() - started
+                progress(plan)
+            if ((limit is not None and plan.count >= limit) or (max_calls is not None and plan.calls >= max_calls)
+                    or _cancelled(cancel)):
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    plan.elapsed = time.perf_counter() - started
+    return plan
+
+
+# -- running an action -----------------------------------------------------------------------------
+
+
+@dataclass
+class BulkSummary:
+    """What a bulk run did. ``matched``: distinct keys SCAN found (each acted on once); ``done``:
+    keys the action took effect on (deleted, TTL set or cleared, exported); ``skipped``: keys the
+    command left as they were (already gone, or no TTL to clear); ``failed``: keys whose command
+    failed, with up to ``max_errors`` of their messages in ``errors`` (key -> message).
+    ``cancelled`` runs stopped between batches; ``pending`` keys were found but not acted on then.
+    An export's ``path`` (csv / jsonl) or ``frame`` (DataFrame) holds what it wrote."""
+
+    action: str
+    pattern: str
+    matched: int = 0
+    done: int = 0
+    skipped: int = 0
+    failed: int = 0
+    pending: int = 0
+    errors: dict[Any, str] = field(default_factory=dict)
+    cancelled: bool = False
+    complete: bool = False
+    batches: int = 0
+    scan_calls: int = 0
+    elapsed: float = 0.0
+    expected: int | None = None
+    path: Path | None = None
+    frame: pd.DataFrame | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.cancelled
+
+    def text(self) -> str:
+        """One line a person reads: what was done, what failed, how long it took."""
+        verb = {"delete": "deleted", "expire": "TTL set on", "persist": "TTL cleared on",
+                "export": "exported"}.get(self.action, self.action)
+        parts = [f"{self.matched:,} keys matched {self.pattern!r}", f"{verb} {self.done:,}"]
+        if self.skipped:
+            why = "had no TTL or were gone" if self.action == "persist" else "were already gone"
+            parts.append(f"{self.skipped:,} {why}")
+        if self.failed:
+            parts.append(f"{self.failed:,} failed")
+        if self.cancelled:
+            parts.append(f"cancelled after {self.batches:,} batches ({self.pending:,} found but not touched)")
+        parts.append(f"{self.batches:,} batch{'' if self.batches == 1 else 'es'} in {self.elapsed:.1f} s")
+        where = f" → {self.path}" if self.path is not None else ""
+        return " · ".join(parts) + where
+
+
+class _Action:
+    """What one action queues per key and what each reply means: a subclass per action."""
+
+    name = ""
+
+    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
+        raise NotImplementedError
+
+    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+        pipe = kv.pipeline()
+        self.queue(pipe, keys)
+        self.account(keys, pipe.exec(), summary, max_errors)
+
+    @staticmethod
+    def account(keys: Sequence[Any], replies: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+        for key, reply in zip(keys, replies, strict=True):
+            if isinstance(reply, SvcError):
+                if _is_noperm(reply):
+                    raise _readonly_error(summary.action) from reply
+                summary.failed += 1
+                if len(summary.errors) < max_errors:
+                    summary.errors[key] = str(reply)
+            elif reply:
+                summary.done += 1
+            else:
+                summary.skipped += 1
+
+
+class _Delete(_Action):
+    """One UNLINK naming every key of the batch: its reply counts the keys removed, the rest were
+    already gone (UNLINK fails for no single key, so nothing is lost by not asking key by key),
+    and the gateway parses one command instead of ``batch`` of them."""
+
+    name = "delete"
+
+    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+        (removed,) = kv.pipeline().unlink(*keys).exec()
+        if isinstance(removed, SvcError):
+            self.account(keys, [removed] * len(keys), summary, max_errors)
+            return
+        summary.done += int(removed)
+        summary.skipped += len(keys) - int(removed)
+
+
+class _Expire(_Action):
+    name = "expire"
+
+    def __init__(self, seconds: int) -> None:
+        self.seconds = seconds
+
+    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
+        for key in keys:
+            pipe.expire(key, self.seconds)
+
+
+class _Persist(_Action):
+    name = "persist"
+
+    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
+        for key in keys:
+            pipe.persist(key)
+
+
+#: The read of a whole value, per TYPE reply, as a typed helper call on a pipeline.
+_VALUE_READS: dict[str, Callable[[BasePipeline, Any], Any]] = {
+    "string": lambda p, k: p.get(k),
+    "hash": lambda p, k: p.hgetall(k),
+    "list": lambda p, k: p.lrange(k, 0, -1),
+    "set": lambda p, k: p.smembers(k),
+    "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
+    "stream": lambda p, k: p.xrange(k, "-", "+"),
+    "ReJSON-RL": lambda p, k: p.json_get(k, "$"),
+}
+
+
+def export_value(key_type: str, value: Any) -> Any:
+    """A value as plain JSON data: a string as is, a hash as an object, a list as an array, a set as
+    a sorted array, a sorted set as ``[[member, score], ...]``, a stream as ``[[id, {fields}], ...]``,
+    a JSON document as the document."""
+    if key_type == "set":
+        return sorted(value, key=str)
+    if key_type == "zset":
+        return [[m, float(s)] for m, s in value]
+    if key_type == "stream":
+        return [[i, dict(f)] for i, f in value]
+    if key_type == "ReJSON-RL":
+        doc = json.loads(value) if isinstance(value, str) else value
+        return doc[0] if isinstance(doc, list) and len(doc) == 1 else doc
+    return value
+
+
+class _Export(_Action):
+    """Per batch: TYPE and PTTL of every key (one pipeline), then each value's read (another)."""
+
+    name = "export"
+
+    def __init__(self, sink: Callable[[dict[str, Any]], Any]) -> None:
+        self.sink = sink
+
+    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+        pipe = kv.pipeline()
+        for key in keys:
+            pipe.type(key).pttl(key)
+        meta = pipe.exec()
+        pipe = kv.pipeline()
+        reads: list[tuple[Any, str, Any]] = []
+        replies: list[Any] = [None] * len(keys)
+        for i, key in enumerate(keys):
+            key_type, pttl = meta[2 * i], meta[2 * i + 1]
+            if isinstance(key_type, SvcError) or isinstance(pttl, SvcError):
+                replies[i] = key_type if isinstance(key_type, SvcError) else pttl
+            elif key_type == "none":
+                replies[i] = False  # gone since SCAN saw it
+            elif key_type not in _VALUE_READS:
+                replies[i] = CommandError(f"no export for type {key_type!r}")
+            else:
+                _VALUE_READS[key_type](pipe, key)
+                reads.append((i, key_type, pttl))
+        for (i, key_type, pttl), value in zip(reads, pipe.exec() if reads else [], strict=True):
+            if isinstance(value, SvcError):
+                replies[i] = value
+            elif value is None or (key_type != "string" and not value):
+                replies[i] = False  # gone between TYPE and the read
+            else:
+                self.sink({"key": keys[i], "type": key_type, "ttl_ms": pttl if pttl >= 0 else None,
+                           "value": export_value(key_type, value)})
+                replies[i] = True
+        self.account(keys, replies, summary, max_errors)
+
+
+def _run(kv: KV[Any], action: _Action, target: str | BulkPlan, *, type: str | None, batch: int,
+         scan_count: int, cancel: Cancel, progress: Progress, max_errors: int) -> BulkSummary:
+    if batch < 1:
+        raise InvalidArgument("batch", f"a batch needs at least 1 key, got {batch!r}")
+    if action.name != "export":
+        _refuse_readonly(kv, action.name)
+    plan = target if isinstance(target, BulkPlan) else None
+    pattern = plan.pattern if plan is not None else str(target)
+    key_type = plan.type if plan is not None else type
+    summary = BulkSummary(action.name, pattern, expected=plan.count if plan is not None and plan.complete else None)
+    started = time.perf_counter()
+    bar = _bar(progress, summary.expected, f"{action.name} {pattern}", "keys")
+    pending: list[Any] = []
+
+    def flush(keys: list[Any]) -> None:
+        action.run(kv, keys, summary, max_errors)
+        summary.batches += 1
+        if bar is not None:
+            bar.update(len(keys))
+        elif callable(progress):
+            summary.elapsed = time.perf_counter() - started
+            progress(summary)
+
+    try:
+        for state, new in _scan_steps(kv, pattern, key_type, scan_count):
+            summary.matched += len(new)
+            summary.scan_calls = state.calls
+            pending.extend(new)
+            while len(pending) >= batch or (state.complete and pending):
+                if _cancelled(cancel):
+                    summary.cancelled = True
+                    break
+                keys, pending = pending[:batch], pending[batch:]
+                flush(keys)
+            if summary.cancelled:
+                break
+            if _cancelled(cancel) and not state.complete:
+                summary.cancelled = True
+                break
+        summary.complete = not summary.cancelled
+        summary.pending = len(pending)
+    finally:
+        if bar is not None:
+            bar.close()
+        summary.elapsed = time.perf_counter() - started
+    return summary
+
+
+def bulk_delete(kv: KV[Any], target: str | BulkPlan, *, type: str | None = None, batch: int = DEFAULT_BATCH,
+                scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: Progress = True,
+                max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
+    """UNLINK every key matching ``target`` (a pattern, or a :class:`BulkPlan`'s pattern and type),
+    in pipelines of at most ``batch`` keys; ``done`` counts keys removed, ``skipped`` keys already
+    gone. Refused under a Read Only token before any request."""
+    return _run(kv, _Delete(), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+                progress=progress, max_errors=max_errors)
+
+
+def bulk_expire(kv: KV[Any], target: str | BulkPlan, seconds: int, *, type: str | None = None,
+                batch: int = DEFAULT_BATCH, scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None,
+                progress: Progress = True, max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
+    """EXPIRE every matching key in ``seconds`` (a positive number: to remove the expiry use
+    :func:`bulk_persist`)."""
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 1:
+        raise InvalidArgument("seconds", f"a TTL in whole seconds >= 1, got {seconds!r}; bulk_persist clears TTLs")
+    return _run(kv, _Expire(seconds), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+                progress=progress, max_errors=max_errors)
+
+
+def bulk_persist(kv: KV[Any], target: str | BulkPlan, *, type: str | None = None, batch: int = DEFAULT_BATCH,
+                 scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: Progress = True,
+                 max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
+    """PERSIST every matching key (clear its TTL); ``skipped`` counts keys that had none."""
+    return _run(kv, _Persist(), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+                progress=progress, max_errors=max_errors)
+
+
+def _csv_row(record: dict[str, Any]) -> list[Any]:
+    value = record["value"]
+    text = value if record["type"] == "string" else json.dumps(value, ensure_ascii=False, default=str)
+    return [record["key"], record["type"], "" if record["ttl_ms"] is None else record["ttl_ms"], text]
+
+
+def records_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """Exported records as a DataFrame: ``key, type, ttl_ms`` (nullable) and ``value`` (Python data)."""
+    import pandas as pd
+
+    return pd.DataFrame({
+        "key": pd.array([r["key"] for r in records], dtype="object"),
+        "type": pd.array([r["type"] for r in records], dtype="string"),
+        "ttl_ms": pd.array([r["ttl_ms"] for r in records], dtype="Int64"),
+        "value": pd.array([r["value"] for r in records], dtype="object"),
+    })
+
+
+def read_export(path: str | Path) -> list[dict[str, Any]]:
+    """Records of a CSV or JSON lines export (by its suffix), values parsed back to Python data:
+    what a round trip compares, and how an export is loaded elsewhere."""
+    path = Path(path)
+    with path.open(encoding="utf-8", newline="") as fh:
+        if path.suffix == ".csv":
+            rows = list(csv.DictReader(fh))
+            return [{"key": r["key"], "type": r["type"], "ttl_ms": int(r["ttl_ms"]) if r["ttl_ms"] else None,
+                     "value": r["value"] if r["type"] == "string" else json.loads(r["value"])} for r in rows]
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def bulk_export(kv: KV[Any], target: str | BulkPlan, *, format: str = "jsonl", path: str | Path | None = None,
+                type: str | None = None, batch: int = DEFAULT_BATCH, scan_count: int = DEFAULT_SCAN_COUNT,
+                cancel: Cancel = None, progress: Progress = True,
+                max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
+    """Write every matching key with its type, TTL (ms, None without expiry) and whole value:
+    ``format="csv"`` (columns ``key,type,ttl_ms,value``, non-string values as JSON text),
+    ``"jsonl"`` (one JSON object a line) to ``path``, or ``"frame"`` (``summary.frame``, a DataFrame).
+    Reading only, so a Read Only client may export, as far as the server lets it SCAN."""
+    if format not in EXPORT_FORMATS:
+        raise InvalidArgument("format", f"must be one of {', '.join(EXPORT_FORMATS)}, not {format!r}")
+    if format != "frame" and path is None:
+        raise InvalidArgument("path", f"a {format} export needs a path to write to")
+    records: list[dict[str, Any]] = []
+    fh: TextIO | None = None
+    sink: Callable[[dict[str, Any]], Any] = records.append
+    if format != "frame":
+        out = Path(path)  # type: ignore[arg-type]
+        fh = out.open("w", encoding="utf-8", newline="")
+        if format == "csv":
+            writer = csv.writer(fh)
+            writer.writerow(["key", "type", "ttl_ms", "value"])
+            sink = lambda r: writer.writerow(_csv_row(r))
+        else:
+            sink = lambda r: fh.write(json.dumps(r, ensure_ascii=False, default=str) + "\n")  # type: ignore[union-attr]
+    try:
+        summary = _run(kv, _Export(sink), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+                       progress=progress, max_errors=max_errors)
+    finally:
+        if fh is not None:
+            fh.close()
+    if format == "frame":
+        summary.frame = records_frame(records)
+    else:
+        summary.path = Path(path)  # type: ignore[arg-type]
+    return summary
+
+
+def run_bulk(kv: KV[Any], action: str, target: str | BulkPlan, *, seconds: int | None = None,
+             format: str = "jsonl", path: str | Path | None = None, **options: Any) -> BulkSummary:
+    """One entry point by name (what the explorer's dropdown calls): ``delete``, ``expire``
+    (``seconds``), ``persist`` or ``export`` (``format``, ``path``)."""
+    if action == "delete":
+        return bulk_delete(kv, target, **options)
+    if action == "expire":
+        return bulk_expire(kv, target, seconds, **options)  # type: ignore[arg-type]
+    if action == "persist":
+        return bulk_persist(kv, target, **options)
+    if action == "export":
+        return bulk_export(kv, target, format=format, path=path, **options)
+    raise InvalidArgument("action", f"must be one of {', '.join(ACTIONS)}, not {action!r}")
+
+
+__all__ = [
+    "ACTIONS",
+    "EXPORT_FORMATS",
+    "BulkPlan",
+    "BulkSummary",
+    "bulk_delete",
+    "bulk_expire",
+    "bulk_export",
+    "bulk_persist",
+    "export_value",
+    "pattern_for_prefix",
+    "plan_bulk",
+    "read_export",
+    "records_frame",
+    "run_bulk",
+]

@@ -1,0 +1,123 @@
+"""Formatters for values kept in a common encoding: JSON, hex, base64, gzip, msgpack (where installed).
+
+What the KV explorer's value viewer calls, and a notebook user alike::
+
+    from svckit.kv import KV, format_value
+    kv = KV.from_env()
+    raw = kv.as_bytes().get("blob")             # the value as bytes (the same client, bytes replies)
+    shown = format_value(raw, "gzip")
+    shown.ok, shown.text, shown.note             # False, '', 'not valid gzip: Not a gzipped file ...'
+
+``format_value`` never raises for a value that is not valid in the chosen encoding: the viewer shows
+``note`` instead, so a person trying formats one after another sees why one does not fit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import zlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from svckit.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    pass
+
+try:  # optional: msgpack is offered only where it is installed
+    import msgpack as _msgpack
+except ImportError:  # pragma: no cover - depends on the environment
+    _msgpack = None
+
+#: Every encoding :func:`format_value` knows, in the order a viewer offers them.
+ENCODINGS: tuple[str, ...] = ("raw", "json", "hex", "base64", "gzip", "msgpack")
+#: Bytes shown by ``hex`` at most (a dump of a megabyte helps nobody).
+HEX_LIMIT = 64 * 1024
+#: Control characters (but tab and line breaks) shown as ``\\xNN`` in a binary value
+_CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\t\n\r"} | {127: "\\x7f"}
+
+
+@dataclass(frozen=True)
+class Formatted:
+    """A value shown in one encoding: ``text`` to display, ``ok`` False when the value is not valid in
+    that encoding (``note`` says why; ``text`` is then empty). ``note`` may also carry a remark on a
+    valid value (binary bytes shown escaped, a dump cut short)."""
+
+    encoding: str
+    ok: bool
+    text: str
+    note: str = ""
+
+
+def available_encodings() -> list[str]:
+    """The encodings usable here: msgpack only when the ``msgpack`` package is importable."""
+    return [e for e in ENCODINGS if e != "msgpack" or _msgpack is not None]
+
+
+def _as_bytes(value: bytes | str) -> bytes:
+    return value.encode("utf-8", "surrogateescape") if isinstance(value, str) else bytes(value)
+
+
+def _readable(data: bytes) -> tuple[str, str]:
+    """UTF-8 text as is; other bytes with ``\\x`` escapes and a note saying so."""
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "backslashreplace").translate(_CONTROL_ESCAPES)
+        return text, f"binary: {len(data):,} bytes, shown with \\x escapes"
+
+
+def _pretty_json(doc: Any) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
+
+
+def _decoded(encoding: str, data: bytes) -> Formatted:
+    """Bytes an encoding decoded to: pretty JSON when they are JSON, else readable text."""
+    text, note = _readable(data)
+    try:
+        return Formatted(encoding, True, _pretty_json(json.loads(text)), note)
+    except ValueError:
+        return Formatted(encoding, True, text, note)
+
+
+def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
+    """Show ``value`` (bytes for binary values: see :meth:`KV.as_bytes`) in ``encoding``.
+
+    ``raw``: the text (binary bytes escaped); ``json``: pretty-printed; ``hex``: a dump of the bytes;
+    ``base64`` / ``gzip`` / ``msgpack``: the value decoded from that encoding (shown as pretty JSON
+    when the result is JSON). A value that is not valid in ``encoding`` gives ``ok=False`` and a note
+    ``"not valid gzip: ..."``; an unknown encoding is an :class:`~svckit.errors.InvalidArgument`."""
+    if encoding not in ENCODINGS:
+        raise InvalidArgument("encoding", f"must be one of {', '.join(ENCODINGS)}, not {encoding!r}")
+    if value is None:
+        return Formatted(encoding, True, "", "no value")
+    data = _as_bytes(value)
+    if encoding == "raw":
+        text, note = _readable(data)
+        return Formatted(encoding, True, text, note)
+    if encoding == "hex":
+        shown = data[:HEX_LIMIT]
+        lines = [f"{i:08x}  {shown[i:i + 16].hex(' ')}" for i in range(0, len(shown), 16)]
+        note = f"first {HEX_LIMIT:,} of {len(data):,} bytes" if len(data) > HEX_LIMIT else ""
+        return Formatted(encoding, True, "\n".join(lines), note)
+    try:
+        if encoding == "json":
+            text, _ = _readable(data)
+            return Formatted(encoding, True, _pretty_json(json.loads(text)))
+        if encoding == "base64":
+            return _decoded(encoding, base64.b64decode(data.strip(), validate=True))
+        if encoding == "gzip":
+            return _decoded(encoding, gzip.decompress(data))
+        if _msgpack is None:
+            return Formatted(encoding, False, "", "msgpack is not installed here (pip install msgpack)")
+        return Formatted(encoding, True, _pretty_json(_msgpack.unpackb(data, raw=False, strict_map_key=False)))
+    except (ValueError, binascii.Error, OSError, EOFError, zlib.error, TypeError) as exc:
+        return Formatted(encoding, False, "", f"not valid {encoding}: {exc or type(exc).__name__}")
+    except Exception as exc:  # noqa: BLE001 - msgpack's own errors (ExtraData, FormatError, ...)
+        return Formatted(encoding, False, "", f"not valid {encoding}: {type(exc).__name__}: {exc}")
+
+
+__all__ = ["ENCODINGS", "Formatted", "available_encodings", "format_value"]

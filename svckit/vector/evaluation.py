@@ -1,0 +1,337 @@
+"""Retrieval evaluation: recall@k, MRR and nDCG@k of each query mode and fusion, side by side.
+
+>>> from svckit.vector.evaluation import demo_labelled_queries, evaluate, summarize   # doctest: +SKIP
+>>> per_query = evaluate(client, demo_labelled_queries(), k=10)                       # doctest: +SKIP
+>>> summarize(per_query)            # one row per configuration: recall@k, MRR, nDCG@k  # doctest: +SKIP
+
+``labelled`` is a DataFrame with a ``query`` column (text) and a ``relevant`` column (the ids that
+answer it: a list, or one id). Relevance is binary. For a query with relevant set ``R`` and the ids
+``r_1 … r_k`` the configuration returned (best first, at most ``k``):
+
+- recall@k    = |{r_i} ∩ R| / |R|
+- RR@k        = 1 / (the rank of the first relevant hit), 0 if none is in the top k; MRR is its mean
+- nDCG@k      = DCG / IDCG, with DCG = Σ_{i ≤ k, r_i ∈ R} 1 / log2(i + 1) and IDCG the DCG of the
+  ideal ranking, Σ_{i=1}^{min(|R|, k)} 1 / log2(i + 1) (Järvelin & Kekäläinen, binary gains)
+
+A query with no relevant id is left out (its metrics are undefined). The configurations are what the
+index kind allows: a dense index runs dense, a sparse one sparse, a hybrid one DENSE, SPARSE and HYBRID
+with RRF and with DBSF. Each configuration sends the queries as batches of :data:`BATCH` texts.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from svckit.vector.local_client import VectorQueries
+from svckit.vector.models import FusionAlgorithm, QueryMode
+
+BATCH = 20  # queries per request (and per progress step)
+
+
+# -- metrics (pure) ----------------------------------------------------------------------------------
+
+
+def recall_at_k(ranked: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
+    """Share of the relevant ids found in the first ``k`` results."""
+    rel = set(relevant)
+    if not rel:
+        return math.nan
+    return len(rel.intersection(ranked[:k])) / len(rel)
+
+
+def reciprocal_rank(ranked: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
+    """``1 / rank`` of the first relevant id within the first ``k`` results (0 if there is none)."""
+    rel = set(relevant)
+    for rank, item in enumerate(ranked[:k], start=1):
+        if item in rel:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(ranked: Sequence[Hashable], relevant: Iterable[Hashable], k: int) -> float:
+    """Binary-relevance nDCG of the first ``k`` results (see the module docstring)."""
+    rel = set(relevant)
+    if not rel:
+        return math.nan
+    dcg = sum(1.0 / math.log2(i + 1) for i, item in enumerate(ranked[:k], start=1) if item in rel)
+    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(rel), k) + 1))
+    return dcg / ideal
+
+
+# -- configurations ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One way of running the queries: a name for the tables and the query options it sets."""
+
+    name: str  # dense, sparse, hybrid RRF, hybrid DBSF (on a hybrid index: DENSE / SPARSE modes too)
+    query_mode: QueryMode | None = None
+    fusion_algorithm: FusionAlgorithm | None = None
+
+    def options(self) -> dict[str, Any]:
+        return {"query_mode": self.query_mode, "fusion_algorithm": self.fusion_algorithm}
+
+
+def configurations(kind: str) -> list[Configuration]:
+    """The configurations an index kind allows (dense / sparse: one; hybrid: each mode and fusion)."""
+    if kind == "dense":
+        return [Configuration("dense")]
+    if kind == "sparse":
+        return [Configuration("sparse")]
+    if kind != "hybrid":
+        raise ValueError(f"kind: {kind!r} is not one of dense, sparse, hybrid")
+    return [
+        Configuration("dense", QueryMode.DENSE),
+        Configuration("sparse", QueryMode.SPARSE),
+        Configuration("hybrid RRF", QueryMode.HYBRID, FusionAlgorithm.RRF),
+        Configuration("hybrid DBSF", QueryMode.HYBRID, FusionAlgorithm.DBSF),
+    ]
+
+
+def _relevant(value: Any) -> list[str]:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def check_labelled(labelled: pd.DataFrame) -> pd.DataFrame:
+    """The labelled set with ``relevant`` as a list of ids per query; queries with none are dropped."""
+    missing = {"query", "relevant"} - set(labelled.columns)
+    if missing:
+        raise ValueError(
+            f"labelled: the DataFrame needs the columns query and relevant (missing: "
+            f"{', '.join(sorted(missing))})"
+        )
+    out = pd.DataFrame(
+        {
+            "query": labelled["query"].astype(str).tolist(),
+            "relevant": [_relevant(v) for v in labelled["relevant"]],
+        }
+    )
+    return out[out["relevant"].map(len) > 0].reset_index(drop=True)
+
+
+PER_QUERY_COLUMNS = (
+    "configuration",
+    "query_mode",
+    "fusion",
+    "query_index",
+    "query",
+    "relevant",
+    "retrieved",
+    "found",
+    "first_relevant_rank",
+    "recall",
+    "reciprocal_rank",
+    "ndcg",
+)
+
+
+def evaluate(
+    client: VectorQueries,
+    labelled: pd.DataFrame,
+    *,
+    k: int = 10,
+    kind: str | None = None,
+    configs: Sequence[Configuration] | None = None,
+    namespace: str = "",
+    filter: str = "",
+    weighting_strategy: str | None = None,
+    progress: bool = True,
+    cancel: threading.Event | None = None,
+    on_step: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Run every labelled query in every configuration the index allows and score the top ``k``.
+
+    Returns one row per (configuration, query): ``configuration, query_mode, fusion, query_index,
+    query, relevant`` (how many ids are relevant), ``retrieved`` (the ids returned), ``found``
+    (relevant ids in the top k), ``first_relevant_rank`` (NA if none), ``recall, reciprocal_rank,
+    ndcg``; :func:`summarize` averages them. ``kind`` saves an ``info`` request when known.
+    ``cancel`` (an Event) stops between batches, returning the rows done so far (``frame.attrs
+    ["cancelled"]`` is then True); ``on_step(done, total)`` reports batches, as does a tqdm bar when
+    ``progress``."""
+    if k < 1:
+        raise ValueError(f"k: {k} must be at least 1")
+    from svckit.vector.explain import index_kind
+
+    labels = check_labelled(labelled)
+    configs = list(configs) if configs is not None else configurations(kind or index_kind(client))
+    texts = labels["query"].tolist()
+    batches = [(c, start) for c in configs for start in range(0, len(texts), BATCH)]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(batches), desc="evaluating", unit="batch")
+    rows: list[dict[str, Any]] = []
+    cancelled = False
+    try:
+        for done, (config, start) in enumerate(batches, start=1):
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            chunk = texts[start : start + BATCH]
+            answer = client.query_data(
+                chunk if len(chunk) > 1 else chunk[0],
+                top_k=k,
+                namespace=namespace,
+                filter=filter,
+                weighting_strategy=weighting_strategy,
+                **config.options(),
+            )
+            results: list[Any] = list(answer) if len(chunk) > 1 else [answer]
+            for offset, hits in enumerate(results):
+                qi = start + offset
+                ranked = [h.id for h in hits]
+                relevant = labels["relevant"][qi]
+                rel = set(relevant)
+                first = next((r for r, hid in enumerate(ranked[:k], start=1) if hid in rel), None)
+                rows.append(
+                    {
+                        "configuration": config.name,
+                        "query_mode": None if config.query_mode is None else config.query_mode.value,
+                        "fusion": None if config.fusion_algorithm is None else config.fusion_algorithm.value,
+                        "query_index": qi,
+                        "query": texts[qi],
+                        "relevant": len(rel),
+                        "retrieved": ranked[:k],
+                        "found": len(rel.intersection(ranked[:k])),
+                        "first_relevant_rank": first,
+                        "recall": recall_at_k(ranked, rel, k),
+                        "reciprocal_rank": reciprocal_rank(ranked, rel, k),
+                        "ndcg": ndcg_at_k(ranked, rel, k),
+                    }
+                )
+            if bar is not None:
+                bar.update(1)
+            if on_step is not None:
+                on_step(done, len(batches))
+    finally:
+        if bar is not None:
+            bar.close()
+    frame = pd.DataFrame(rows, columns=list(PER_QUERY_COLUMNS))
+    frame = frame.astype(
+        {
+            "configuration": "string",
+            "query_mode": "string",
+            "fusion": "string",
+            "query_index": "int64",
+            "query": "string",
+            "relevant": "int64",
+            "found": "int64",
+            "first_relevant_rank": "Int64",
+            "recall": "float64",
+            "reciprocal_rank": "float64",
+            "ndcg": "float64",
+        }
+    )
+    frame.attrs.update(k=k, cancelled=cancelled, configurations=[c.name for c in configs])
+    return frame
+
+
+def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
+    """The mean of each metric per configuration, in the order they ran: ``configuration, queries,
+    recall@k, MRR, nDCG@k`` (``k`` from the per-query frame)."""
+    k = per_query.attrs.get("k", "k")
+    order = list(dict.fromkeys(per_query["configuration"].tolist()))
+    grouped = per_query.groupby("configuration", sort=False)
+    out = pd.DataFrame(
+        {
+            "configuration": pd.array(order, dtype="string"),
+            "queries": pd.array([int(grouped.size()[c]) for c in order], dtype="int64"),
+            f"recall@{k}": [float(grouped["recall"].mean()[c]) for c in order],
+            "MRR": [float(grouped["reciprocal_rank"].mean()[c]) for c in order],
+            f"nDCG@{k}": [float(grouped["ndcg"].mean()[c]) for c in order],
+        }
+    )
+    out.attrs.update(per_query.attrs)
+    return out
+
+
+# -- the demo labelled set ---------------------------------------------------------------------------
+
+#: hand-written questions about the language reference, each answered by every passage of the named
+#: pydoc topics (none of the questions is copied from the passages)
+TOPIC_QUESTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("how does the with statement use a context manager", ("with", "context-managers")),
+    ("catching an exception and running cleanup code", ("try", "exceptions")),
+    ("format specification mini-language for f-strings", ("formatstrings",)),
+    ("split, join and strip methods of text strings", ("string-methods",)),
+    ("importing a module from a package", ("import",)),
+    ("define a function with default parameter values", ("function",)),
+    ("class definition and base classes", ("class",)),
+    ("loop over the items of a sequence", ("for",)),
+    ("chained comparison operators such as a < b < c", ("comparisons",)),
+    ("dictionary mapping type and its methods", ("typesmapping", "dict")),
+    ("generator functions that yield values", ("yield",)),
+    ("coroutines declared with async def and awaited", ("async", "await")),
+    ("unpacking a tuple in an assignment statement", ("assignment", "augassign")),
+    ("commands of the interactive debugger", ("debugger",)),
+    ("anonymous functions written inline", ("lambda",)),
+    ("declare that a name refers to an enclosing or module scope", ("global", "nonlocal")),
+    ("raise an exception with a cause", ("raise",)),
+    ("which objects count as false in an if test", ("truth", "booleans")),
+    ("append, insert and remove on a mutable sequence", ("typesseq-mutable",)),
+    ("special methods that emulate numeric types", ("numeric-types",)),
+)
+
+DOCSTRING_STRIDE = 25  # every 25th docstring summary becomes a query
+
+
+def demo_labelled_queries(ids: Iterable[str] | None = None) -> pd.DataFrame:
+    """The demo's labelled set, built deterministically from the demo corpus
+    (:func:`svckit.localindex.load_demo_corpus`): ``query, relevant, source``.
+
+    Two kinds of query: the :data:`TOPIC_QUESTIONS`, whose relevant ids are every passage of their
+    language-reference topics, and every :data:`DOCSTRING_STRIDE`-th docstring summary line
+    (:func:`svckit.localindex.docstring_pairs`), whose one relevant id is that docstring. ``ids``
+    (the ids an index holds) keeps only relevant ids among them, dropping queries left with none,
+    for an index holding part of the corpus."""
+    from svckit.localindex import docstring_pairs, load_demo_corpus
+
+    corpus = load_demo_corpus()
+    keep = None if ids is None else set(ids)
+    by_topic: dict[str, list[str]] = {}
+    for item in corpus:
+        topic = item["metadata"].get("topic")
+        if topic is not None:
+            by_topic.setdefault(topic, []).append(item["id"])
+    rows = []
+    for question, topics in TOPIC_QUESTIONS:
+        rows.append((question, [i for t in topics for i in by_topic.get(t, [])], "topic question"))
+    rows += [
+        (summary, [pid], "docstring summary") for pid, summary, _ in docstring_pairs()[::DOCSTRING_STRIDE]
+    ]
+    if keep is not None:
+        rows = [(q, [i for i in rel if i in keep], src) for q, rel, src in rows]
+    rows = [r for r in rows if r[1]]
+    return pd.DataFrame(
+        {
+            "query": pd.array([r[0] for r in rows], dtype="string"),
+            "relevant": [r[1] for r in rows],
+            "source": pd.array([r[2] for r in rows], dtype="string"),
+        }
+    )
+
+
+def demo_evaluation_corpus(distractors: int = 150) -> list[dict[str, Any]]:
+    """A small slice of the demo corpus for a quick evaluation: every text relevant to a query of
+    :func:`demo_labelled_queries` plus ``distractors`` others spread evenly over the rest (so a
+    notebook embeds a few hundred texts, not all of them)."""
+    from svckit.localindex import load_demo_corpus
+
+    corpus = load_demo_corpus()
+    relevant = set().union(*demo_labelled_queries()["relevant"])
+    others = [item for item in corpus if item["id"] not in relevant]
+    step = max(1, len(others) // max(distractors, 1))
+    keep = {item["id"] for item in others[::step][:distractors]} | relevant
+    return [item for item in corpus if item["id"] in keep]

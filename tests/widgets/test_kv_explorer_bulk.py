@@ -1,0 +1,238 @@
+"""The KV explorer's Bulk tab and its value viewer's pages and formatters, driven through traits,
+public methods and buttons (no browser), against the demo sandbox over real HTTP."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+
+import msgpack
+import pytest
+
+from svckit.kv import read_export
+from svckit.widgets import KVExplorer
+
+
+def _fill(kv, prefix: str, n: int) -> None:
+    kv.mset({f"{prefix}{i}": f"v{i}" for i in range(n)})
+
+
+@pytest.fixture
+def bulk_keys(kv):
+    """1,500 keys under bulk:a:, 40 under bulk:b:, and one look-alike that no node contains."""
+    _fill(kv, "bulk:a:", 1500)
+    _fill(kv, "bulk:b:", 40)
+    kv.set("bulk:ab", "look-alike")
+    yield kv
+    for key in kv.scan_iter("bulk:*", count=1000):
+        kv.delete(key)
+
+
+def _run_confirmed(w: KVExplorer) -> None:
+    w.bulk_run_button.click()
+    assert w.bulk_confirm.pending
+    w.bulk_confirm.confirm_button.click()
+    assert w.bulk_wait(timeout=60)
+
+
+def test_dry_run_counts_and_samples_then_delete_waits_for_confirmation(bulk_keys) -> None:
+    kv = bulk_keys
+    w = KVExplorer(kv, pattern="bulk:a:*")
+    assert w.bulk_pattern == "bulk:a:*" and "bulk:a:*" in w.bulk_target.value
+    w.bulk_run_button.click()  # no dry run yet: nothing to confirm
+    assert not w.bulk_confirm.pending and "dry run first" in w.bulk_text.lower()
+
+    plan = w.bulk_dry_run()
+    assert plan is not None and (plan.count, plan.complete) == (1500, True)
+    assert w.bulk_state == "planned" and "1,500 keys match bulk:a:*" in w.bulk_text
+    assert w.bulk_progress.value == w.bulk_progress.max
+    assert "<table" in w.bulk_sample.value and "bulk:a:" in w.bulk_sample.value and "bulk:b:" not in w.bulk_sample.value
+
+    w.bulk_action = "delete"
+    w.bulk_run_button.click()
+    assert w.bulk_confirm.pending and "Delete 1,500 keys matching bulk:a:*" in w.bulk_confirm.question.value
+    assert kv.exists("bulk:a:0") == 1  # nothing ran before the confirmation
+    w.bulk_confirm.confirm_button.click()
+    assert w.bulk_wait(timeout=60)
+    s = w.bulk_summary
+    assert w.bulk_state == "done" and (s.matched, s.done, s.failed) == (1500, 1500, 0)
+    assert s.batches == 3 and w.bulk_progress.value == 1500
+    assert "deleted 1,500" in w.bulk_text and "deleted 1,500" in w.bulk_result.value
+    assert not list(kv.scan_iter("bulk:a:*", count=1000))
+    assert len(list(kv.scan_iter("bulk:b:*", count=1000))) == 40 and kv.get("bulk:ab") == "look-alike"
+    assert w.bulk_plan is None  # the keyspace changed: a next run needs a new dry run
+
+
+def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
+    kv = bulk_keys
+    w = KVExplorer(kv, pattern="bulk:*")
+    w.scan_all()
+    assert "bulk:b:" in [v for _, v in w.tree_list.options]
+    w.tree_list.value = "bulk:b:"  # a click on the node
+    assert w.pattern == "bulk:b:*" and w.bulk_pattern == "bulk:b:*"
+    w.bulk_dry_run()
+    assert w.bulk_plan.count == 40
+    w.bulk_action_box.value = "set TTL"
+    w.bulk_ttl_box.value = 500
+    assert (w.bulk_action, w.bulk_ttl) == ("set TTL", 500)
+    assert w.bulk_ttl_box.layout.display == "flex" and w.bulk_path_box.layout.display == "none"
+    _run_confirmed(w)
+    assert w.bulk_summary.done == 40
+    assert all(0 < kv.ttl(f"bulk:b:{i}") <= 500 for i in range(40))
+    assert kv.ttl("bulk:a:1") == -1 and kv.ttl("bulk:ab") == -1
+
+    w.bulk_dry_run()
+    w.bulk_action = "clear TTL"
+    _run_confirmed(w)
+    assert "TTL cleared on 40" in w.bulk_text
+    assert all(kv.ttl(f"bulk:b:{i}") == -1 for i in range(40))
+
+
+def test_exports_to_a_dataframe_and_to_a_csv_file(bulk_keys, tmp_path: Path) -> None:
+    kv = bulk_keys
+    w = KVExplorer(kv, pattern="bulk:b:*")
+    w.bulk_dry_run()
+    w.bulk_action = "export DataFrame"
+    _run_confirmed(w)
+    frame = w.bulk_frame
+    assert len(frame) == 40 and set(frame["type"]) == {"string"}
+    assert dict(zip(frame["key"], frame["value"]))["bulk:b:7"] == "v7"
+    assert "Exported" in w.bulk_sample.value
+
+    w.bulk_action = "export CSV"
+    assert w.bulk_path_box.layout.display == "flex" and w.bulk_path_box.value.endswith(".csv")
+    w.bulk_path_box.value = str(tmp_path / "bulk.csv")
+    w.bulk_dry_run()
+    _run_confirmed(w)
+    assert str(tmp_path / "bulk.csv") in w.bulk_text
+    rows = read_export(tmp_path / "bulk.csv")
+    assert sorted(r["key"] for r in rows) == sorted(f"bulk:b:{i}" for i in range(40))
+    assert kv.dbsize() >= 1541  # exporting deleted nothing
+
+
+def test_cancel_stops_the_run_between_batches_and_says_what_was_done(bulk_keys) -> None:
+    kv = bulk_keys
+    w = KVExplorer(kv, pattern="bulk:a:*")
+    w.bulk_batch = 100
+    w.bulk_dry_run()
+
+    def cancel_after_two_batches(change) -> None:
+        if change["new"] >= 200:
+            w.bulk_cancel()
+
+    w.bulk_progress.observe(cancel_after_two_batches, names="value")
+    assert w.bulk_cancel_button.disabled
+    w.bulk_run(background=True)
+    assert w.bulk_wait(timeout=60)
+    s = w.bulk_summary
+    assert w.bulk_state == "cancelled" and s.cancelled and (s.batches, s.done) == (2, 200)
+    assert "cancelled after 2 batches" in w.bulk_text
+    assert len(list(kv.scan_iter("bulk:a:*", count=1000))) == 1300
+    assert w.bulk_cancel_button.disabled and not w.bulk_run_button.disabled
+
+
+def test_read_only_token_disables_bulk_actions_with_the_reason(clients, bulk_keys) -> None:
+    w = KVExplorer(clients.kv_readonly, pattern="bulk:a:1")
+    assert w.readonly
+    assert w.bulk_dry_button.disabled and w.bulk_run_button.disabled
+    assert "Standard token" in w.bulk_run_button.tooltip and "Read Only token" in w.bulk_result.value
+    w.bulk_pattern = "bulk:a:*"
+    assert w.bulk_run() is None and w.bulk_dry_run() is None
+    assert w.bulk_state == "failed" and "Standard token" in w.bulk_text
+    assert clients.kv.exists("bulk:a:1") == 1
+
+
+def test_a_new_pattern_drops_the_dry_run_of_the_old_one(bulk_keys) -> None:
+    w = KVExplorer(bulk_keys, pattern="bulk:b:*")
+    w.bulk_dry_run()
+    assert w.bulk_state == "planned"
+    w.pattern = "bulk:a:*"
+    assert w.bulk_plan is None and w.bulk_state == "idle" and w.bulk_sample.value == ""
+
+
+# -- the value viewer: pages and formatters -----------------------------------------------------
+
+
+@pytest.fixture
+def large_values(kv):
+    kv.hset("lv:hash", mapping={f"f{i:03}": base64.b64encode(f"value {i}".encode()).decode() for i in range(650)})
+    kv.zadd("lv:zset", {f"m{i:03}": float(i) for i in range(250)})
+    kv.rpush("lv:list", *(f"e{i}" for i in range(230)))
+    raw = kv.execute  # the text client cannot write binary; the bytes view can
+
+    kv.as_bytes().set("lv:gz", gzip.compress(json.dumps({"city": "Oslo", "n": [1, 2]}).encode()))
+    kv.as_bytes().set("lv:mp", msgpack.packb({"ok": True}))
+    kv.set("lv:text", "just text")
+    assert raw("EXISTS", "lv:gz") == 1
+    yield kv
+    kv.delete("lv:hash", "lv:zset", "lv:list", "lv:gz", "lv:mp", "lv:text")
+
+
+def test_next_and_previous_page_through_a_sorted_set_and_a_list(large_values) -> None:
+    w = KVExplorer(large_values, pattern="lv:zset", value_limit=100)
+    assert w.value_page_size.value == 100
+    assert w.value_frame["rank"].tolist() == list(range(100))
+    assert w.value_prev.disabled and not w.value_next.disabled
+    assert "page 1 · rows 1–100" in w.value_page_label.value
+    w.value_next.click()
+    assert w.value_frame["rank"].tolist() == list(range(100, 200)) and w.value_page_number == 1
+    w.value_next_page()
+    assert w.value_frame["member"].tolist() == [f"m{i}" for i in range(200, 250)]
+    assert w.value_next.disabled and "last page" in w.value_page_label.value
+    assert "50 rows shown of 250" in w.detail_header.value
+    w.value_prev.click()
+    w.value_previous_page()
+    assert w.value_frame["rank"].tolist() == list(range(100)) and w.value_prev.disabled
+
+    w.select("lv:list")
+    w.value_page_size.value = 200
+    assert w.value_limit == 200 and len(w.value_frame) == 200
+    w.value_next_page()
+    assert w.value_frame["value"].tolist() == [f"e{i}" for i in range(200, 230)]
+
+
+def test_a_hash_is_paged_with_hscan_cursors_and_every_field_seen_once(large_values) -> None:
+    w = KVExplorer(large_values, pattern="lv:hash", value_limit=100)
+    seen: list[str] = []
+    pages = [w.value_frame["field"].tolist()]
+    seen += pages[0]
+    while not w.value_next.disabled:
+        w.value_next_page()
+        pages.append(w.value_frame["field"].tolist())
+        seen += pages[-1]
+        assert len(pages) < 50
+    assert sorted(set(seen)) == [f"f{i:03}" for i in range(650)]
+    assert len(pages) > 1
+    w.value_previous_page()  # back one page: the same fields as when it was first shown
+    assert w.value_frame["field"].tolist() == pages[-2]
+
+
+def test_formatters_show_values_or_say_why_they_do_not_fit(large_values) -> None:
+    w = KVExplorer(large_values, pattern="lv:gz")
+    assert w.format_box.options == ("raw", "json", "hex", "base64", "gzip", "msgpack")
+    w.format_box.value = "gzip"
+    assert w.value_format == "gzip" and w.formatted_value.ok
+    assert json.loads(w.formatted_value.text) == {"city": "Oslo", "n": [1, 2]}
+    assert "Oslo" in w.value_view.value
+    w.value_format = "json"
+    assert not w.formatted_value.ok and "not valid json" in w.value_view.value
+    w.value_format = "hex"
+    assert w.value_view.value.count("1f 8b") == 1  # the gzip magic number, at offset 0
+
+    w.value_format = "msgpack"
+    w.select("lv:mp")
+    assert json.loads(w.formatted_value.text) == {"ok": True}
+    w.select("lv:text")
+    assert "not valid msgpack" in w.value_view.value
+
+    w.value_format = "base64"
+    w.select("lv:hash")
+    shown = w.formatted_value
+    assert shown["value"].str.startswith("value ").all()  # each field's value decoded
+    w.value_format = "gzip"
+    assert "elements are not valid gzip" in w.value_view.value
+    assert w.formatted_value["value"].str.startswith("⚠ not valid gzip").all()
+    w.value_format = "raw"
+    assert w.formatted_value is None and "<table" in w.value_view.value
