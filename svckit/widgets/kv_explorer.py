@@ -34,6 +34,7 @@ import traitlets as T
 from svckit import frames
 from svckit.errors import SvcError, TransactionDiscarded
 from svckit.kv.bulk import BulkPlan, BulkSummary, pattern_for_prefix, plan_bulk, run_bulk
+from svckit.kv.client import KV
 from svckit.kv.formats import available_encodings, format_value
 from svckit.kv.keyspace import PAGED_TYPES, KeyInfo, KeyScan, describe_keys, read_page, scan_keys
 from svckit.widgets._common import (
@@ -136,7 +137,7 @@ class KVExplorer(W.VBox):
     bulk_state = T.Unicode("idle", help="idle, planning, planned, running, done, cancelled or failed")
     bulk_text = T.Unicode("", help="the dry run's or the run's summary, as shown")
 
-    def __init__(self, kv: Any, *, pattern: str = "*", autorefresh: bool = True, **traits: Any) -> None:
+    def __init__(self, kv: KV[Any], *, pattern: str = "*", autorefresh: bool = True, **traits: Any) -> None:
         self.kv = kv
         self.visible_frame = frames.keys_frame([])
         self.value = None
