@@ -2,7 +2,7 @@
 
 ``with sandbox_process(areas=["kv"], backend="redis") as env:`` starts ``python bench/_child.py``
 with those Sandbox keyword arguments and yields its SVC_* variables plus ``REDIS_URL`` (the backing
-Redis, for the redis-py baseline) once it serves.
+Redis, for the redis-py baseline) and ``SANDBOX_PID`` (for CPU accounting from /proc) once it serves.
 
 ``code_env(tree, without)`` is the environment that runs a bench (and so its sandbox child) on the
 svckit of another checkout and without some modules: the ``--before`` runs of kv_bench and
@@ -65,7 +65,7 @@ def sandbox_process(**options: Any) -> Iterator[dict[str, str]]:
     child = subprocess.Popen([sys.executable, __file__, json.dumps(options)], stdout=subprocess.PIPE, text=True)
     # the child inherits this process's environment: a bench started through code_env() runs the
     # sandbox from the same tree, without the same modules
-    env: dict[str, str] = {}
+    env: dict[str, str] = {"SANDBOX_PID": str(child.pid)}
     try:
         assert child.stdout is not None
         for line in child.stdout:

@@ -196,8 +196,10 @@ class Sandbox:
 
     def _config(self, app: Starlette) -> uvicorn.Config:
         http, loop = server_stack()
+        # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
+        # X-Forwarded-* middleware (one more layer and header scan per request) has nothing to do
         return uvicorn.Config(app, http=http, loop=loop, log_level="warning", access_log=False,
-                              lifespan="on", timeout_graceful_shutdown=3)
+                              lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
 
     async def _serve(self, server: _Server, sock: socket.socket, on_ready: Any = None) -> None:
         """Serve on the running loop; say which parser and loop serve, once serving."""

@@ -155,6 +155,21 @@ def _query_arguments(query: bytes) -> list[bytes]:
     return out
 
 
+def _headers(raw: list[tuple[bytes, bytes]]) -> tuple[str | None, str | None, str | None]:
+    """Authorization, Service-Response-Format and Service-Encoding (the first of each), in one pass
+    over the ASGI header list: three ``request.headers.get`` calls scan it three times and raise a
+    KeyError for each header that is absent, on every request."""
+    auth = fmt = enc = None
+    for name, value in raw:
+        if name == b"authorization":
+            auth = value.decode("latin-1") if auth is None else auth
+        elif name == b"service-response-format":
+            fmt = value.decode("latin-1") if fmt is None else fmt
+        elif name == b"service-encoding":
+            enc = value.decode("latin-1") if enc is None else enc
+    return auth, fmt, enc
+
+
 async def read_replies(conn: Any, n: int) -> list[Any]:
     """``n`` replies from ``conn`` (errors as values), each within the connection's socket timeout.
 
@@ -195,8 +210,8 @@ class Gateway:
         self._count = 0
 
     # -- checks ----------------------------------------------------------------------------
-    def authenticate(self, request: Request) -> Principal | None:
-        header = request.headers.get("authorization")
+    def authenticate(self, request: Request, header: str | None) -> Principal | None:
+        """The principal of the bearer token in ``header`` (the Authorization header), else of ``?_token``."""
         token = None
         if header:
             scheme, _, value = header.partition(" ")
@@ -303,9 +318,8 @@ class Gateway:
         response = await self.handle(Request(scope, receive))
         await response(scope, receive, send)
 
-    def reply_format(self, request: Request) -> ReplyFormat | str:
-        fmt = request.headers.get("service-response-format")
-        enc = request.headers.get("service-encoding")
+    def reply_format(self, fmt: str | None, enc: str | None) -> ReplyFormat | str:
+        """The reply format the Service-Response-Format and Service-Encoding headers ask for."""
         out = ReplyFormat()
         if fmt is not None:
             value = fmt.strip().lower()
@@ -325,22 +339,24 @@ class Gateway:
         if request.method not in ALLOWED_METHODS:
             return Response(dumps({"error": f"method {request.method} is not allowed: use GET, HEAD, POST or PUT"}),
                             status_code=405, media_type=JSON_TYPE, headers={"Allow": "GET, HEAD, POST, PUT"})
-        principal = self.authenticate(request)
+        scope = request.scope
+        auth, fmt_header, enc_header = _headers(scope["headers"])
+        principal = self.authenticate(request, auth)
         if principal is None:
             return Response(dumps({"error": "Unauthorized: a valid token is required (Authorization: Bearer "
                                             "<token> or ?_token=<token>)"}),
                             status_code=401, media_type=JSON_TYPE, headers={"WWW-Authenticate": "Bearer"})
-        fmt = self.reply_format(request)
+        fmt = self.reply_format(fmt_header, enc_header)
         if isinstance(fmt, str):
             return error_response(fmt, 400)
-        scope = request.scope
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         raw_path = raw_path.split(b"?", 1)[0]
         root = scope.get("root_path", "").encode()
         if root and raw_path.startswith(root):
             raw_path = raw_path[len(root):]
         segments = raw_path[1:].split(b"/") if raw_path.startswith(b"/") else raw_path.split(b"/")
-        client = f"{request.client.host}:{request.client.port}" if request.client else "127.0.0.1:0"
+        peer = scope.get("client")
+        client = f"{peer[0]}:{peer[1]}" if peer else "127.0.0.1:0"
 
         try:
             if request.method == "POST":
