@@ -26,13 +26,14 @@ from urllib.parse import unquote_to_bytes
 from redis.asyncio.connection import ConnectionPool, async_timeout
 from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.requests import Request
 from starlette.responses import Response
 
 from svckit._json import dumps
 from svckit.sandbox.kv import commands
 from svckit.sandbox.kv.events import SSEResponse
-from svckit.sandbox.kv.resp import Status, error_text, to_resp2
+from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, Status, error_text, to_resp2
 
 if TYPE_CHECKING:
     from svckit.sandbox.kv import KVArea
@@ -377,6 +378,11 @@ class Gateway:
             return error_response("Unauthorized: WRONGPASS invalid username-password pair or user is disabled.", 401)
         except RedisConnectionError as exc:
             return error_response(f"ERR the backing Redis is unreachable: {exc}", 502)
+        except (RedisTimeoutError, TimeoutError) as exc:
+            # a command that runs longer than the connection's socket timeout (a long script), or a
+            # connect that a starved machine could not finish: the JSON error a client can read
+            return error_response(f"ERR the backing Redis did not answer within {SOCKET_TIMEOUT:g} s "
+                                  f"({exc or 'timed out'}): split a long script or command into shorter ones", 504)
 
     async def single(self, principal: Principal, argv: list[bytes], fmt: ReplyFormat, client: str) -> Response:
         [reply] = await self.run_commands(principal, [argv], client)

@@ -89,13 +89,18 @@ def status_keeping_fake_connection() -> type:
 #: one (up to POOL_WAIT seconds) instead of failing with "Too many connections".
 MAX_CONNECTIONS = 512
 POOL_WAIT = 20.0
+#: seconds a command may run in Redis before the gateway answers 504 (redis-py's default, made explicit)
+SOCKET_TIMEOUT = 5.0
 
 
 def tcp_pool(url: str, **kwargs: Any) -> ConnectionPool:
     """A pool of RESP2 connections to a real Redis that keeps status strings and error codes."""
     return BlockingConnectionPool.from_url(url, protocol=2, parser_class=StatusKeepingParser,
                                            decode_responses=False, max_connections=MAX_CONNECTIONS,
-                                           timeout=POOL_WAIT, **kwargs)
+                                           timeout=POOL_WAIT, socket_timeout=SOCKET_TIMEOUT,
+                                           # a starved machine may take seconds to accept a connection:
+                                           # wait as long as for a pooled one rather than fail the request
+                                           socket_connect_timeout=POOL_WAIT, **kwargs)
 
 
 def to_resp2(reply: Any, out: bytearray | None = None) -> bytearray:

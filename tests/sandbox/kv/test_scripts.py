@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
+import pytest
+
 from svckit.sandbox.kv.scripts import rewrite_library, rewrite_shebang
 
 
@@ -82,3 +84,20 @@ def test_function_load_with_a_vendor_flag(kv):
                'callback=function(keys, args) return 7 end, flags={"allow-key-locking", "no-writes"}}')
     assert kv.post("/", json=["FUNCTION", "LOAD", "REPLACE", library]).json() == {"result": "compat_lib"}
     assert kv.post("/", json=["FCALL_RO", "compat_seven", 0]).json() == {"result": 7}
+
+
+def test_a_script_running_past_the_socket_timeout_is_a_json_504_and_the_gateway_recovers(kv):
+    """A Lua loop longer than the gateway's 5 s socket timeout: the client gets the JSON error it can
+    read (not a bare 500), and once the script is killed the same gateway serves commands again."""
+    if kv.backend == "fakeredis":
+        pytest.skip("fakeredis runs Lua in the sandbox's own process: there is no socket timeout to pass")
+    busy = "local i = 0 while true do i = i + 1 end"
+    response = kv.post("/", json=["EVAL", busy, "0"], timeout=30)
+    assert response.status_code == 504
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert error.startswith("ERR the backing Redis did not answer within 5 s") and "split" in error
+    assert kv.post("/", json=["SCRIPT", "KILL"]).json() == {"result": "OK"}
+    key = kv.key("after-timeout")
+    assert kv.post("/", json=["SET", key, "1"]).json() == {"result": "OK"}
+    assert kv.post("/", json=["GET", key]).json() == {"result": "1"}
