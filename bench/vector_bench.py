@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import time
@@ -34,6 +33,7 @@ import numpy as np
 from svckit.localindex import LocalIndex, docstring_pairs, load_demo_corpus, packaged_model_path
 from svckit.localindex.ann import HNSW_EF_SEARCH, HNSW_M, DenseStore
 from svckit.localindex.embedding import DenseEmbedder
+from svckit.vector.evaluation import ndcg_at_k, recall_at_k
 
 
 def quality(embedder: DenseEmbedder) -> tuple[dict[str, tuple[float, float]], int, int, np.ndarray]:
@@ -54,14 +54,9 @@ def quality(embedder: DenseEmbedder) -> tuple[dict[str, tuple[float, float]], in
         ndcg, recall = [], []
         for pid, summary, _ in pairs:
             hits = [h["id"] for h in index.query({"data": summary, "topK": 10, **options})]
-            target = f"body:{pid}"
-            if target in hits:
-                rank = hits.index(target) + 1
-                ndcg.append(1 / math.log2(rank + 1))
-                recall.append(1.0)
-            else:
-                ndcg.append(0.0)
-                recall.append(0.0)
+            relevant = {f"body:{pid}"}  # one right answer per query: the docstring's own body
+            ndcg.append(ndcg_at_k(hits, relevant, 10))
+            recall.append(recall_at_k(hits, relevant, 10))
         out[name] = (float(np.mean(ndcg)), float(np.mean(recall)))
     _, matrix = index.dense_matrix()
     return out, len(pairs), len(docs), matrix
