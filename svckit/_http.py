@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from svckit._http1 import Http1Transport
 from svckit._version import __version__
 from svckit.errors import (
     ProtocolError,
@@ -406,17 +407,10 @@ class SyncTransport(_TransportBase):
         self.close()
 
 
-#: Requests in flight on one ``httpx.AsyncClient`` before the next request opens another client, and
-#: how many clients at most. httpcore checks every connection of a pool (a poll() system call each)
-#: whenever a request starts or ends, so n requests in flight on one pool cost O(n) each: 16 in
-#: flight took twice the client CPU per request of 1 in flight. Small pools keep each check short.
-REQUESTS_PER_POOL = 2
-MAX_POOLS = 16
-
-
 class AsyncTransport(_TransportBase):
-    """Sends :class:`ApiRequest` objects over pooled ``httpx.AsyncClient`` objects: one for sequential
-    use, more (opened as concurrency needs them) when many requests are in flight at once."""
+    """Sends :class:`ApiRequest` objects over a pooled ``httpx.AsyncClient``: on ``http://`` (the
+    sandbox) one on :class:`~svckit._http1.Http1Transport`, svckit's lean HTTP/1.1 pool; on
+    ``https://`` one on httpx's own transport. Event streams always open on httpx's own transport."""
 
     def __init__(
         self,
@@ -429,34 +423,19 @@ class AsyncTransport(_TransportBase):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(base_url, auth, retry)
-        self._client_args = {"transport": transport, **_client_kwargs(base_url, auth, timeout, headers)}
-        self._client = httpx.AsyncClient(**self._client_args)  # also the one that carries streams
-        self._clients = [self._client]
-        self._in_flight = [0]  # requests being sent on each of self._clients
+        args = _client_kwargs(base_url, auth, timeout, headers)
+        self._streams = httpx.AsyncClient(transport=transport, **args)
         # a transport given by the caller is one object: every request goes through it
-        self._max_pools = 1 if transport is not None else MAX_POOLS
-
-    def _least_busy(self) -> int:
-        """Index of the client to send on: the least busy one, or a new one when all are full."""
-        busy = self._in_flight
-        i = busy.index(min(busy))
-        if busy[i] >= REQUESTS_PER_POOL and len(busy) < self._max_pools:
-            self._clients.append(httpx.AsyncClient(**self._client_args))
-            busy.append(0)
-            i = len(busy) - 1
-        return i
+        plain = transport is None and self.base_url.startswith("http://")
+        self._client = httpx.AsyncClient(transport=Http1Transport(), **args) if plain else self._streams
 
     async def send(self, request: ApiRequest) -> httpx.Response:
+        client = self._client
         for attempt in itertools.count(1):
-            i = self._least_busy()
-            client = self._clients[i]
-            self._in_flight[i] += 1
             try:
                 response, error = await client.send(request.build(client)), None
             except httpx.HTTPError as exc:
                 response, error = None, exc
-            finally:
-                self._in_flight[i] -= 1
             outcome = self._after_attempt(attempt, request, response, error, f"{request.method} {self.base_url}")
             if isinstance(outcome, httpx.Response):
                 return outcome
@@ -472,7 +451,7 @@ class AsyncTransport(_TransportBase):
     async def _open_stream(self, request: ApiRequest) -> httpx.Response:
         for attempt in itertools.count(1):
             try:
-                response = await self._client.send(request.build(self._client), stream=True)
+                response = await self._streams.send(request.build(self._streams), stream=True)
                 break
             except httpx.HTTPError as exc:
                 await asyncio.sleep(self._stream_retry(attempt, request, exc))
@@ -484,8 +463,8 @@ class AsyncTransport(_TransportBase):
         return response
 
     async def aclose(self) -> None:
-        for client in self._clients:
-            await client.aclose()
+        await self._client.aclose()
+        await self._streams.aclose()
 
     async def __aenter__(self) -> AsyncTransport:
         return self

@@ -89,20 +89,14 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
                      middleware=[Middleware(VendorHeaders), Middleware(BarePrefix, prefixes=prefixes)])
 
 
-def _importable(name: str) -> bool:
+def event_loop() -> str:
+    """uvicorn's event loop: uvloop, in C, where it imports, else asyncio (uvloop has no Windows
+    build). The HTTP parser is always httptools, a core dependency (the async clients parse with it)."""
     try:
-        importlib.import_module(name)
+        importlib.import_module("uvloop")
     except ImportError:
-        return False
-    return True
-
-
-def server_stack() -> tuple[str, str]:
-    """(HTTP parser, event loop) for uvicorn: the C ones, httptools and uvloop, where they import
-    (about twice the requests per CPU second of h11 on asyncio), else h11 and asyncio."""
-    http = "httptools" if _importable("httptools") else "h11"
-    loop = "uvloop" if _importable("uvloop") else "asyncio"
-    return http, loop
+        return "asyncio"
+    return "uvloop"
 
 
 def run_on_loop(main: Coroutine[Any, Any, None], config: uvicorn.Config) -> None:
@@ -195,10 +189,9 @@ class Sandbox:
         return build_app(self.areas, self.seed), sock
 
     def _config(self, app: Starlette) -> uvicorn.Config:
-        http, loop = server_stack()
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
         # X-Forwarded-* middleware (one more layer and header scan per request) has nothing to do
-        return uvicorn.Config(app, http=http, loop=loop, log_level="warning", access_log=False,
+        return uvicorn.Config(app, http="httptools", loop=event_loop(), log_level="warning", access_log=False,
                               lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
 
     async def _serve(self, server: _Server, sock: socket.socket, on_ready: Any = None) -> None:
@@ -211,8 +204,7 @@ class Sandbox:
                 return
             await asyncio.sleep(0.02)
         stack = self.server_stack
-        missing = [fast for fast in ("httptools", "uvloop") if fast not in stack.values()]
-        hint = f" (install {' and '.join(missing)} for the C versions)" if missing else ""
+        hint = " (install uvloop for the C event loop)" if stack["loop"] != "uvloop" else ""
         self.context.log(f"http: uvicorn, {stack['http']} parser on the {stack['loop']} event loop{hint}")
         if on_ready is not None:
             on_ready(self)
@@ -220,12 +212,12 @@ class Sandbox:
 
     @property
     def server_stack(self) -> dict[str, str]:
-        """What serves HTTP: ``{"http": "httptools" | "h11", "loop": "uvloop" | "asyncio"}``; the loop
-        is read off the running one."""
-        http, loop = server_stack()
+        """What serves HTTP: ``{"http": "httptools", "loop": "uvloop" | "asyncio"}``; the loop is
+        read off the running one."""
+        loop = event_loop()
         if self._loop is not None:
             loop = "uvloop" if type(self._loop).__module__.startswith("uvloop") else "asyncio"
-        return {"http": http, "loop": loop}
+        return {"http": "httptools", "loop": loop}
 
     def start(self, timeout: float = 120.0) -> Sandbox:
         app, sock = self._prepare()

@@ -1,6 +1,5 @@
-"""AsyncKV with many requests in flight: httpx pools opened as concurrency needs them (a few
-requests per pool, see svckit._http.REQUESTS_PER_POOL), every reply the one for its own request,
-and all of them closed by ``close()``."""
+"""AsyncKV with many requests in flight on the sandbox: every reply the one for its own request, over
+svckit's HTTP/1.1 pool (svckit._http1) on http://, and every connection closed by ``close()``."""
 
 from __future__ import annotations
 
@@ -8,19 +7,22 @@ import asyncio
 
 import httpx
 
-from svckit._http import MAX_POOLS, AsyncTransport
+from svckit._http import AsyncTransport
+from svckit._http1 import Http1Transport
 from svckit.kv import AsyncKV
 from svckit.sandbox import Sandbox
 
 
-async def test_sequential_use_keeps_one_pool(akv: AsyncKV[str]) -> None:
+async def test_sequential_use_keeps_one_connection(akv: AsyncKV[str]) -> None:
     for i in range(20):
         assert await akv.set(f"seq:{i}", str(i)) is True
         assert await akv.get(f"seq:{i}") == str(i)
-    assert len(akv._transport._clients) == 1
+    pool = akv._transport._client._transport
+    assert isinstance(pool, Http1Transport)
+    assert [h.open for h in pool._hosts.values()] == [1]
 
 
-async def test_many_in_flight_spread_over_pools_and_every_reply_is_its_own(kv_sandbox: Sandbox) -> None:
+async def test_many_in_flight_each_get_their_own_reply_and_close_ends_every_connection(kv_sandbox: Sandbox) -> None:
     env = kv_sandbox.env
     kv = AsyncKV(env["SVC_KV_URL"], env["SVC_KV_TOKEN"])
 
@@ -28,15 +30,16 @@ async def test_many_in_flight_spread_over_pools_and_every_reply_is_its_own(kv_sa
         assert await kv.set(f"conc:{i}", f"v{i}") is True
         return await kv.get(f"conc:{i}")
 
+    pool = kv._transport._client._transport
     try:
         replies = await asyncio.gather(*(one(i) for i in range(200)))
         assert replies == [f"v{i}" for i in range(200)]
-        clients = list(kv._transport._clients)
-        assert 1 < len(clients) <= MAX_POOLS
-        assert kv._transport._in_flight == [0] * len(clients)  # nothing counted as still sending
+        (host,) = pool._hosts.values()
+        assert 1 < host.open <= pool.max_connections and len(host.idle) == host.open  # none still busy
+        conns = list(host.idle)
     finally:
         await kv.close()
-    assert all(client.is_closed for client in clients)
+    assert all(conn.transport.is_closing() for conn in conns)
 
 
 async def test_a_given_transport_carries_every_request() -> None:
@@ -52,6 +55,6 @@ async def test_a_given_transport_carries_every_request() -> None:
     kv._transport = transport
     try:
         assert await asyncio.gather(*(kv.execute("PING") for _ in range(32))) == ["PONG"] * 32
-        assert len(seen) == 32 and len(transport._clients) == 1
+        assert len(seen) == 32 and transport._client is transport._streams
     finally:
         await kv.close()

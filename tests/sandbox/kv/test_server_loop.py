@@ -1,8 +1,8 @@
-"""Which HTTP parser and event loop serve the sandbox: the C ones (httptools, uvloop) where they import,
-h11 and asyncio where they do not, and either way the sandbox serves and says which one runs.
+"""Which event loop serves the sandbox: uvloop where it imports, asyncio where it does not, and either
+way the sandbox serves (always on httptools, a core dependency) and says which loop runs.
 
-The fallback runs in a subprocess whose ``import uvloop`` / ``import httptools`` fail, as they do on a
-machine without them (uvloop has no Windows build).
+The fallback runs in a subprocess whose ``import uvloop`` fails, as it does on a machine without it
+(uvloop has no Windows build).
 """
 
 from __future__ import annotations
@@ -44,25 +44,37 @@ def run_without(modules: str, backend: str) -> tuple[dict, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
-@pytest.mark.parametrize(("missing", "http", "loop"), [
-    ("uvloop", "httptools", "asyncio"),
-    ("httptools", "h11", "uvloop"),
-    ("uvloop,httptools", "h11", "asyncio"),
-])
-def test_sandbox_serves_without_the_c_parser_or_loop_and_says_what_runs(backend, missing, http, loop):
-    if loop == "uvloop":
-        pytest.importorskip("uvloop")
-    if http == "httptools":
-        pytest.importorskip("httptools")
-    report, log = run_without(missing, backend)
+def test_sandbox_serves_without_uvloop_and_says_what_runs(backend):
+    report, log = run_without("uvloop", backend)
     assert report["wrote"] == {"result": "OK"} and report["read"] == {"result": "served"}
-    assert report["stack"] == {"http": http, "loop": loop}
-    assert f"{http} parser on the {loop} event loop" in log
-    assert "install " in log  # the log names what to install for the C versions
+    assert report["stack"] == {"http": "httptools", "loop": "asyncio"}
+    assert "httptools parser on the asyncio event loop (install uvloop for the C event loop)" in log
 
 
-def test_sandbox_runs_httptools_on_uvloop_where_they_import(backend):
-    pytest.importorskip("httptools")
+def test_svckit_async_clients_work_without_uvloop(backend):
+    """The async clients' HTTP/1.1 pool runs on plain asyncio too: a child without uvloop writes and
+    reads through AsyncKV against its own sandbox."""
+    child = textwrap.dedent("""
+        import asyncio, sys
+        sys.modules["uvloop"] = None
+        from svckit.kv import AsyncKV
+        from svckit.sandbox import Sandbox
+
+        async def main(env):
+            async with AsyncKV(env["SVC_KV_URL"], env["SVC_KV_TOKEN"]) as kv:
+                await asyncio.gather(*(kv.set(f"k{i}", str(i)) for i in range(20)))
+                print(await asyncio.gather(*(kv.get(f"k{i}") for i in range(20))))
+
+        with Sandbox(areas=["kv"], backend=sys.argv[1]) as sb:
+            asyncio.run(main(sb.env))
+    """)
+    proc = subprocess.run([sys.executable, "-c", child, backend], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == repr([str(i) for i in range(20)])
+
+
+def test_sandbox_runs_httptools_on_uvloop_where_it_imports(backend):
     pytest.importorskip("uvloop")
     report, log = run_without("", backend)
     assert report["stack"] == {"http": "httptools", "loop": "uvloop"}
