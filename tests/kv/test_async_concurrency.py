@@ -17,7 +17,7 @@ async def test_sequential_use_keeps_one_connection(akv: AsyncKV[str]) -> None:
     for i in range(20):
         assert await akv.set(f"seq:{i}", str(i)) is True
         assert await akv.get(f"seq:{i}") == str(i)
-    pool = akv._transport._client._transport
+    pool = akv._transport._pool
     assert isinstance(pool, Http1Transport)
     assert [h.open for h in pool._hosts.values()] == [1]
 
@@ -30,7 +30,7 @@ async def test_many_in_flight_each_get_their_own_reply_and_close_ends_every_conn
         assert await kv.set(f"conc:{i}", f"v{i}") is True
         return await kv.get(f"conc:{i}")
 
-    pool = kv._transport._client._transport
+    pool = kv._transport._pool
     try:
         replies = await asyncio.gather(*(one(i) for i in range(200)))
         assert replies == [f"v{i}" for i in range(200)]
@@ -55,6 +55,6 @@ async def test_a_given_transport_carries_every_request() -> None:
     kv._transport = transport
     try:
         assert await asyncio.gather(*(kv.execute("PING") for _ in range(32))) == ["PONG"] * 32
-        assert len(seen) == 32 and transport._client is transport._streams
+        assert len(seen) == 32 and transport._pool is None
     finally:
         await kv.close()
