@@ -382,8 +382,7 @@ class SyncTransport(_TransportBase):
         if self._pool is None:
             return self._client.send(request)
         response = self._pool.handle_request(request)  # straight to the pool, as AsyncTransport does
-        response.request = request
-        response.read()
+        response.request = request  # read already: the pool's responses come whole
         return response
 
     def send(self, request: ApiRequest) -> httpx.Response:
@@ -458,8 +457,7 @@ class AsyncTransport(_TransportBase):
         # straight to the pool: what httpx's send adds around a transport (cookies, redirects, auth
         # flows, event hooks) svckit uses none of, and its cookie handling alone was ~15 % of the CPU
         response = await self._pool.handle_async_request(request)
-        response.request = request
-        await response.aread()
+        response.request = request  # read already: the pool's responses come whole
         return response
 
     async def send(self, request: ApiRequest) -> httpx.Response:

@@ -58,9 +58,10 @@ def _body(request: httpx.Request) -> bytes:
 
 
 def _response(reply: Reply) -> httpx.Response:
+    """A response read at construction (``content=``: httpx decodes gzip and the like right away), so
+    ``read()`` / ``aread()`` after it cost nothing; the server's Content-Length stays as sent."""
     status, headers, body, _ = reply
-    return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body),
-                          extensions={"http_version": b"HTTP/1.1"})
+    return httpx.Response(status, headers=headers, content=body, extensions={"http_version": b"HTTP/1.1"})
 
 
 def _timeout(request: httpx.Request, which: str) -> float | None:
