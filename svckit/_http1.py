@@ -243,11 +243,14 @@ class Http1Transport(httpx.AsyncBaseTransport):
             try:
                 async with asyncio.timeout(_timeout(request, "pool")):
                     await waiter
-            except TimeoutError:
-                raise httpx.PoolTimeout(f"no free connection to {url.host} within the pool timeout") from None
-            finally:
+            except BaseException as exc:
                 with contextlib.suppress(ValueError):
                     host.waiting.remove(waiter)
+                if waiter.done() and not waiter.cancelled():
+                    self._wake(host)  # woken just as it gave up: the slot goes to the next in line
+                if isinstance(exc, TimeoutError):
+                    raise httpx.PoolTimeout(f"no free connection to {url.host} within the pool timeout") from None
+                raise
         host.open += 1
         try:
             async with asyncio.timeout(_timeout(request, "connect")):
@@ -267,7 +270,12 @@ class Http1Transport(httpx.AsyncBaseTransport):
             host.open -= 1
         else:
             host.idle.append(conn)
-        while host.waiting:  # wake one waiter: an idle connection or a free slot is there for it
+        self._wake(host)
+
+    @staticmethod
+    def _wake(host: _Host) -> None:
+        """Wake one waiting request: an idle connection or a free slot is there for it."""
+        while host.waiting:
             waiter = host.waiting.popleft()
             if not waiter.done():
                 waiter.set_result(None)

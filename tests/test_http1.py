@@ -290,3 +290,21 @@ def test_an_http_proxy_from_the_environment_is_honoured(monkeypatch: pytest.Monk
     assert SyncTransport("http://sandbox.example:8080/kv")._pool is None
     assert isinstance(SyncTransport("http://localhost:8080/kv")._pool, SyncHttp1Transport)
     assert AsyncTransport("https://hosted.example/kv")._pool is None  # TLS: httpx's own pool
+
+
+async def test_a_request_cancelled_just_as_its_turn_came_passes_the_turn_on(srv: Scripted) -> None:
+    """Three requests on one connection slot: the first holds it, the second is woken by its release
+    and cancelled before it runs; the third still gets the slot instead of waiting out its timeout."""
+    async with httpx.AsyncClient(transport=Http1Transport(max_connections=1), timeout=httpx.Timeout(5.0, pool=1.0)) as http:
+        first = asyncio.create_task(http.get(f"{srv.url}/hang"))
+        await asyncio.sleep(0.1)
+        second = asyncio.create_task(http.get(f"{srv.url}/ok"))
+        third = asyncio.create_task(http.get(f"{srv.url}/ok"))
+        await asyncio.sleep(0.05)  # both wait for the slot
+        first.cancel()
+        await asyncio.sleep(0)  # the first gives the slot back and wakes the second ...
+        second.cancel()  # ... which is cancelled before it runs
+        assert (await third).json() == {"result": "OK"}
+        for task in (first, second):
+            with pytest.raises(asyncio.CancelledError):
+                await task
