@@ -166,6 +166,10 @@ class _Connection(asyncio.Protocol):
         if waiter is not None and not waiter.done():
             waiter.set_exception(error)
 
+    def time_out(self) -> None:
+        """The read timeout's timer: the exception is built only when it fires."""
+        self.fail(httpx.ReadTimeout("timed out reading the reply"))
+
     def send(self, data: bytes, head_only: bool) -> asyncio.Future[Reply]:
         assert self.transport is not None and self.waiter is None
         self.parser.start(head_only)
@@ -212,7 +216,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         conn = await self._acquire(host, url, request, loop)
         waiter = conn.send(data, request.method == "HEAD")
         read = _timeout(request, "read")
-        timer = None if read is None else loop.call_later(read, conn.fail, httpx.ReadTimeout("timed out reading the reply"))
+        timer = None if read is None else loop.call_later(read, conn.time_out)
         try:
             reply = await waiter
         except BaseException:  # a timeout, a broken connection, or the caller's cancellation
