@@ -1,4 +1,4 @@
-"""Settings from the SVC_* environment variables (one set of names everywhere; see DESIGN.md).
+"""Settings from the SVC_* environment variables (one set of names everywhere; see docs/architecture.md).
 
 ``svckit sandbox`` prints exactly these names as ``NAME=value`` lines, so its output can be fed to
 a shell (``export $(svckit sandbox ...)``), a test, or :meth:`Settings.from_lines`.

@@ -8,8 +8,9 @@ spelling (``Upstash-Encoding: base64`` on every request of ``upstash_redis.Redis
 one header, the neutral one wins and the vendor one is dropped.
 
 The rewrite is by prefix, so it needs no table; :data:`HEADER_ALIASES` is the one documented list of
-what the SDKs send and what the sandbox does with it (the OpenAPI document and the README show it, and
-a test checks that it names every ``Upstash-*`` header the installed SDKs send).
+what the SDKs send and what the sandbox does with it (the OpenAPI document and
+docs/sdk-compatibility.md show it, and a test checks that it names every ``Upstash-*`` header the
+installed SDKs send).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Jupyter widgets over the svckit clients (one file per widget; see DESIGN.md).
+"""Jupyter widgets over the svckit clients (see docs/architecture.md for the layers).
 
     from svckit.widgets import KVExplorer, AccountDashboard
     KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub

@@ -1,7 +1,7 @@
 """Pieces every svckit widget shares: HTML tables from frames, badges, a confirmation bar and a
 background pump that streams events into a widget.
 
-Kept free of protocol logic (DESIGN.md): these only draw and run callbacks.
+Kept free of protocol logic (docs/architecture.md): these only draw and run callbacks.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ minted by a rotation) is searched, as its full value, in:
 - every trait value and rendered HTML/Output of every widget in svckit/widgets, built against the sandbox;
 - the executed notebooks of notebooks/, as JSON and as HTML.
 
-``svckit sandbox`` prints ``SVC_*=value`` lines with tokens on stdout by design (DESIGN.md): exactly
-those lines are excluded, nothing else.
+``svckit sandbox`` prints ``SVC_*=value`` lines with tokens on stdout by design (docs/architecture.md):
+exactly those lines are excluded, nothing else.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Routing is done here rather than by Starlette's path converters because argument
 binary-safe: the path is split on ``/`` *before* percent-decoding (``scope["raw_path"]``), so ``%2F``
 inside an argument stays inside it.
 
-Choices where the spec leaves room (documented in the README's sandbox section):
+Choices where the spec leaves room (documented in docs/sandbox.md):
 - ``Service-Response-Format: resp2`` on ``/multi-exec`` is answered in JSON (rule 3: transactions
   reply only in JSON); ``resp2`` together with base64 is 400 everywhere.
 - A Read Only token inside ``/multi-exec`` with a write discards the whole transaction, like an
