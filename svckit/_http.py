@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from svckit._http1 import Http1Transport, SyncHttp1Transport
+from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._version import __version__
 from svckit.errors import (
     ProtocolError,
@@ -240,64 +241,59 @@ def _part(spec: PagePart) -> Callable[[Any], Any]:
 
 
 class _Pages:
-    """What :func:`paginate` and :func:`apaginate` share: reading a page and the optional tqdm bar."""
+    """What :func:`paginate` and :func:`apaginate` share: reading a page, whether to fetch another
+    (not after the last page, nor once ``cancel`` is set) and the progress report."""
 
-    def __init__(self, items: PagePart, cursor: PagePart, progress: bool, desc: str | None) -> None:
+    def __init__(self, items: PagePart, cursor: PagePart, progress: ProgressArg, cancel: Cancel,
+                 desc: str | None) -> None:
         self.items = _part(items)
         self.cursor = _part(cursor)
-        desc = desc or (items if isinstance(items, str) else "items")
-        self.bar = _progress_bar(desc) if progress else None
+        self.cancel = cancel
+        self.desc = desc or (items if isinstance(items, str) else "items")
+        self.report = Reporter(progress)
+        self.count = 0
+        self.more = True
+
+    def goes_on(self) -> bool:
+        return self.more and not is_cancelled(self.cancel)
 
     def take(self, page: Any) -> tuple[Sequence[Any], Any]:
         """The page's items and the next cursor (falsy: this was the last page)."""
         batch = self.items(page)
-        if self.bar is not None:
-            self.bar.update(len(batch))
-        return batch, self.cursor(page)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
-def _progress_bar(desc: str) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(desc=desc, unit=f" {desc}")
+        at = self.cursor(page)
+        self.more = bool(at)
+        self.count += len(batch)
+        self.report(self.desc, self.count, unit=self.desc)
+        return batch, at
 
 
 def paginate(fetch: Callable[[Any], Any], items: PagePart, *, cursor: PagePart = "cursor", start: Any = None,
-             progress: bool = False, desc: str | None = None) -> Iterator[Any]:
+             progress: ProgressArg = False, cancel: Cancel = None, desc: str | None = None) -> Iterator[Any]:
     """Every item of every page, following cursors: ``fetch(cursor)`` returns a page (first with
     ``start``); ``items`` and ``cursor`` say where its items and the next cursor are (an attribute
     name or a function of the page). Ends after the page whose next cursor is falsy (None, "" or the
-    0 of SCAN). A tqdm bar counts the items when ``progress``."""
-    pages = _Pages(items, cursor, progress, desc)
-    at = start
-    try:
-        while True:
+    0 of SCAN), or before fetching a page once ``cancel`` is set (the items yielded stand).
+    ``progress`` (:mod:`svckit._progress`) counts the items: phase and unit ``desc`` (by default
+    the ``items`` name), ``done`` the items so far, ``total`` None."""
+    pages = _Pages(items, cursor, progress, cancel, desc)
+    with pages.report:
+        at = start
+        while pages.goes_on():
             batch, at = pages.take(fetch(at))
             yield from batch
-            if not at:
-                return
-    finally:
-        pages.close()
 
 
 async def apaginate(fetch: Callable[[Any], Awaitable[Any]], items: PagePart, *, cursor: PagePart = "cursor",
-                    start: Any = None, progress: bool = False, desc: str | None = None) -> AsyncIterator[Any]:
+                    start: Any = None, progress: ProgressArg = False, cancel: Cancel = None,
+                    desc: str | None = None) -> AsyncIterator[Any]:
     """The asyncio twin of :func:`paginate` (``fetch`` returns an awaitable page)."""
-    pages = _Pages(items, cursor, progress, desc)
-    at = start
-    try:
-        while True:
+    pages = _Pages(items, cursor, progress, cancel, desc)
+    with pages.report:
+        at = start
+        while pages.goes_on():
             batch, at = pages.take(await fetch(at))
             for item in batch:
                 yield item
-            if not at:
-                return
-    finally:
-        pages.close()
 
 
 def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> TransportError:

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from pydantic import BaseModel
 
+from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
 from svckit.queue.models import DlqMessage, Event, EventState, RunState, StepGroupType, WorkflowRun
 from svckit.vector.models import NamespaceInfo, QueryResult, VectorRecord
@@ -96,18 +97,6 @@ def _category(values: Iterable[Any], categories: Sequence[str] | None = None) ->
 
 def _is_error(value: Any) -> bool:
     return isinstance(value, BaseException)
-
-
-def format_bytes(n: float | None) -> str:
-    """1536 -> '1.5 KiB' (binary units, as Redis reports memory)."""
-    if n is None or pd.isna(n):
-        return ""
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(size) < 1024 or unit == "TiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"  # pragma: no cover - loop always returns
 
 
 def _models(given: Any, model: type[_M], page_field: str) -> list[_M]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
 
@@ -15,6 +17,7 @@ from svckit._http import (
     decode_json_reply,
     paginate,
 )
+from svckit._progress import Progress
 from svckit.errors import NotFound, ProtocolError, ServerError, TransportError, mask
 
 TOKEN = "tok_0123456789abcdefSECRET"
@@ -168,3 +171,30 @@ async def test_apaginate_is_the_async_twin():
 
     keys = apaginate(fetch_scan, lambda page: page[1], cursor=lambda page: page[0], start=0)
     assert [key async for key in keys] == ["a", "b"]
+
+
+def test_paginate_reports_progress_to_a_hook_and_stops_between_pages_on_cancel():
+    seen: list[Progress] = []
+    assert list(paginate(lambda cursor: PAGES[cursor], "runs", progress=seen.append)) == [1, 2, 3, 4, 5]
+    assert seen == [Progress("runs", 2, None, "runs"), Progress("runs", 3, None, "runs"), Progress("runs", 5, None, "runs")]
+
+    fetched: list[object] = []
+    stop = threading.Event()
+
+    def fetch(cursor: str | None) -> _Page:
+        fetched.append(cursor)
+        stop.set()  # cancelled while the first page was on its way
+        return PAGES[cursor]
+
+    assert list(paginate(fetch, "runs", cancel=stop)) == [1, 2]  # the page in hand, no further request
+    assert fetched == [None]
+
+
+async def test_apaginate_reports_and_cancels_alike():
+    async def fetch(cursor: str | None) -> _Page:
+        return PAGES[cursor]
+
+    seen: list[Progress] = []
+    pages = apaginate(fetch, "runs", progress=seen.append, cancel=lambda: len(seen) == 2)
+    assert [item async for item in pages] == [1, 2, 3]
+    assert [p.done for p in seen] == [2, 3]

@@ -10,17 +10,22 @@
 Modules: :mod:`~svckit.kv.protocol` (requests and replies, no I/O), :mod:`~svckit.kv.resp2` (RESP2
 parser and encoder), :mod:`~svckit.kv.commands` (typed helpers, written once for every client
 shape), :mod:`~svckit.kv.client` (the clients, pipelines, transactions and event streams),
-:mod:`~svckit.kv.keyspace` (bounded scans, key descriptions and paged value reading for both clients),
-:mod:`~svckit.kv.bulk` (dry runs and bulk delete / TTL / export under a pattern),
-:mod:`~svckit.kv.formats` (JSON, hex, base64, gzip, msgpack views of values),
-:mod:`~svckit.kv.analysis` (memory and keys per prefix, sampled with stated error or complete),
+:mod:`~svckit.kv.keyspace` (the one keyspace walk, key descriptions and the one value reader for
+both clients), :mod:`~svckit.kv.bulk` (dry runs and bulk delete / TTL / export under a pattern),
+:mod:`~svckit.kv.formats` (JSON, hex, base64, gzip, msgpack views of values; ``format_bytes``),
+:mod:`~svckit.kv.analysis` (memory and keys per prefix, sampled with stated error or complete; its
+estimates in :mod:`~svckit.kv.estimates`),
 :mod:`~svckit.kv.profiler` (commands/s, command mix and hot keys from the monitor stream).
+
+Long runs (walks, bulk actions, the analysis) share one progress and cancel protocol:
+``progress=True`` (a tqdm bar), ``False`` or a hook called with a :class:`Progress`, and ``cancel``
+(a ``threading.Event`` or a callable), see :mod:`svckit._progress`.
 """
 
 from svckit._http import RetryPolicy
+from svckit._progress import Progress
 from svckit.errors import CommandError, TransactionDiscarded
 from svckit.kv.analysis import (
-    AnalysisProgress,
     KeyspaceAnalysis,
     KeyspaceReport,
     analyze_keyspace,
@@ -50,7 +55,7 @@ from svckit.kv.client import (
     Transaction,
 )
 from svckit.kv.commands import Cmd, Commands
-from svckit.kv.formats import Formatted, available_encodings, format_value
+from svckit.kv.formats import Formatted, available_encodings, format_bytes, format_value
 from svckit.kv.keyspace import (
     KeyInfo,
     KeyScan,
@@ -58,16 +63,18 @@ from svckit.kv.keyspace import (
     adescribe_keys,
     aread_page,
     ascan_keys,
+    awalk_keys,
     describe_keys,
+    queue_read,
     read_page,
     scan_keys,
+    walk_keys,
 )
 from svckit.kv.profiler import MonitorProfile, ProfileSnapshot, SpaceSaving, command_keys, profile_monitor
 from svckit.kv.protocol import Message, MonitorEvent
 
 __all__ = [
     "KV",
-    "AnalysisProgress",
     "AsyncKV",
     "AsyncMonitor",
     "AsyncPipeline",
@@ -89,6 +96,7 @@ __all__ = [
     "MonitorProfile",
     "Pipeline",
     "ProfileSnapshot",
+    "Progress",
     "RetryPolicy",
     "SpaceSaving",
     "Subscription",
@@ -100,18 +108,22 @@ __all__ = [
     "aread_page",
     "ascan_keys",
     "available_encodings",
+    "awalk_keys",
     "bulk_delete",
     "bulk_expire",
     "bulk_export",
     "bulk_persist",
     "command_keys",
     "describe_keys",
+    "format_bytes",
     "format_value",
     "pattern_for_prefix",
     "plan_bulk",
     "profile_monitor",
+    "queue_read",
     "read_export",
     "read_page",
     "run_bulk",
     "scan_keys",
+    "walk_keys",
 ]

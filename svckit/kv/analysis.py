@@ -11,7 +11,8 @@ keys without expiry and big-value warnings -- sampled (with stated error) or com
 
 How the pass works (one design for both modes):
 
-1. SCAN walks every key matching ``pattern`` (``scan_count`` per call). Key *names* are cheap, so the
+1. SCAN walks every key matching ``pattern`` (``scan_count`` per call: :func:`~svckit.kv.walk_keys`,
+   without its de-duplication, so memory stays flat). Key *names* are cheap, so the
    number of matching keys ``N`` and the key count of every prefix are exact in both modes
    (``keys ±`` is 0). Only names are kept per prefix, as counters.
 2. The keys to describe: every key (complete pass, described batch by batch while scanning, so
@@ -27,15 +28,9 @@ Why SCAN + sample rather than RANDOMKEY: RANDOMKEY cannot honour a pattern, samp
 cannot be seeded (its randomness is the server's), and Redis's pick is only approximately uniform.
 The SCAN pass costs one walk over the key names (about 1/5 of the commands of a complete pass).
 
-The estimates and their error (sampled pass; sampling fraction ``f = n / N``):
-
-* memory of a prefix with ``K`` keys (exact), ``k`` of them sampled, mean ``m`` and sample variance
-  ``s²`` of their MEMORY USAGE: ``K · m``, standard error ``K · sqrt((1 - k/K) · s² / k)``;
-* key count of a type or a TTL bucket from the sample share ``p``: ``N · p``, standard error
-  ``N · sqrt((1 - f) · p (1 - p) / (n - 1))``; memory of a type: ``N · ȳ`` with ``y`` a key's memory
-  when it has that type, else 0, standard error ``N · sqrt((1 - f) · s_y² / n)``;
-* every ``±`` is the half-width of a normal 95% interval (1.96 standard errors). A prefix with fewer
-  than 2 sampled keys has no stated error (``±`` is NA), one with none has no memory estimate.
+The estimates and their error (sampled pass) are :mod:`svckit.kv.estimates`'s: every ``±`` is the
+half-width of a normal 95% interval; a prefix with fewer than 2 sampled keys has no stated error
+(``±`` is NA), one with none has no memory estimate.
 
 The complete pass states ``±`` as 0. ``biggest`` and ``warnings`` of a sampled pass list what the
 sample saw; :meth:`KeyspaceReport.summary` says so and estimates how many big values there are.
@@ -53,23 +48,24 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import Cancelled, InvalidArgument
-from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys
+from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
+from svckit.kv.formats import format_bytes
+from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, walk_keys
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from svckit.kv.client import KV
 
-#: z of a two-sided normal 95% interval
-Z95 = 1.959963984540054
 NO_PREFIX = "(no prefix)"
 #: TTL buckets: label, upper bound in ms (exclusive); "no expiry" is PTTL -1
 TTL_BUCKETS: tuple[tuple[str, float], ...] = (
@@ -111,61 +107,6 @@ def sample_rank(key: Any, salt: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8, key=salt).digest(), "big")
 
 
-class _Stats:
-    """count, memory sum and memory sum of squares of a group of described keys."""
-
-    __slots__ = ("count", "mem", "mem2")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.mem = 0.0
-        self.mem2 = 0.0
-
-    def add(self, memory: int) -> None:
-        self.count += 1
-        self.mem += memory
-        self.mem2 += float(memory) * memory
-
-
-def _domain_estimate(total_keys: int, stats: _Stats | None, exact: bool) -> tuple[float, float]:
-    """Memory total of a group whose key count is known (``total_keys``) from its sampled keys:
-    (estimate, 95% half-width); NaN where the sample cannot say."""
-    if stats is None or stats.count == 0:
-        return (0.0, 0.0) if exact or total_keys == 0 else (math.nan, math.nan)
-    if exact or stats.count >= total_keys:  # every key of the group was sampled
-        return stats.mem, 0.0
-    k = stats.count
-    mean = stats.mem / k
-    estimate = total_keys * mean
-    if k < 2:
-        return estimate, math.nan
-    var = max(stats.mem2 - k * mean * mean, 0.0) / (k - 1)
-    fpc = max(1.0 - k / total_keys, 0.0) if total_keys else 0.0
-    return estimate, Z95 * total_keys * math.sqrt(fpc * var / k)
-
-
-def _share_estimate(population: int, n: int, count: int, exact: bool) -> tuple[float, float]:
-    """Number of keys in a category from its count in the sample: (estimate, 95% half-width)."""
-    if exact or n == 0:
-        return float(count), 0.0
-    p = count / n
-    fpc = max(1.0 - n / population, 0.0) if population else 0.0
-    se = population * math.sqrt(fpc * p * (1 - p) / (n - 1)) if n > 1 else math.nan
-    return population * p, Z95 * se
-
-
-def _total_estimate(population: int, n: int, stats: _Stats | None, exact: bool) -> tuple[float, float]:
-    """Memory of a category (zero for keys outside it) from the sample: (estimate, 95% half-width)."""
-    if stats is None:
-        return 0.0, 0.0
-    if exact or n == 0:
-        return stats.mem, 0.0
-    mean = stats.mem / n
-    var = max(stats.mem2 - n * mean * mean, 0.0) / (n - 1) if n > 1 else math.nan
-    fpc = max(1.0 - n / population, 0.0) if population else 0.0
-    return population * mean, Z95 * population * math.sqrt(fpc * var / n)
-
-
 @dataclass
 class KeyspaceAnalysis:
     """The sans-I/O core of :func:`analyze_keyspace`: feed it SCAN batches and key descriptions,
@@ -192,11 +133,11 @@ class KeyspaceAnalysis:
     _hasher: Any = field(default=None, repr=False)
     _heap: list[tuple[int, Any]] = field(default_factory=list, repr=False)
     _in_heap: set[Any] = field(default_factory=set, repr=False)
-    _prefix: dict[str, _Stats] = field(default_factory=dict, repr=False)
-    _type: dict[str, _Stats] = field(default_factory=dict, repr=False)
+    _prefix: dict[str, Stats] = field(default_factory=dict, repr=False)
+    _type: dict[str, Stats] = field(default_factory=dict, repr=False)
     _type_n: Counter[str] = field(default_factory=Counter, repr=False)
     _ttl: Counter[str] = field(default_factory=Counter, repr=False)
-    _all: _Stats = field(default_factory=_Stats, repr=False)
+    _all: Stats = field(default_factory=Stats, repr=False)
     _biggest: dict[str, list[tuple[float, int, str, KeyInfo]]] = field(default_factory=dict, repr=False)
     _warnings: list[tuple[KeyInfo, str]] = field(default_factory=list, repr=False)
     _order: int = 0
@@ -271,12 +212,12 @@ class KeyspaceAnalysis:
             for prefix in key_prefixes(key, self.delimiter, self.depth):
                 stats = self._prefix.get(prefix)
                 if stats is None:
-                    stats = self._prefix[prefix] = _Stats()
+                    stats = self._prefix[prefix] = Stats()
                 stats.add(mem)
             key_type = info.type
             stats = self._type.get(key_type)
             if stats is None:
-                stats = self._type[key_type] = _Stats()
+                stats = self._type[key_type] = Stats()
             stats.add(mem)
             self._ttl[ttl_bucket(info.pttl)] += 1
             self._rank_biggest(key_type, memory, info)
@@ -295,7 +236,7 @@ class KeyspaceAnalysis:
     def _check_big(self, info: KeyInfo, memory: int | None) -> None:
         notes = []
         if memory is not None and memory >= self.big_value_bytes:
-            notes.append(f"{_bytes(memory)} ≥ {_bytes(self.big_value_bytes)}")
+            notes.append(f"{format_bytes(memory)} ≥ {format_bytes(self.big_value_bytes)}")
         if info.type in COLLECTION_TYPES and (info.length or 0) >= self.big_length:
             notes.append(f"{info.length:,} elements ≥ {self.big_length:,}")
         if notes:
@@ -311,13 +252,13 @@ class KeyspaceAnalysis:
         n = self.described
         population = max(self.total_keys - (self.vanished if exact else 0), 0)
         memory_ok = self.memory_known > 0
-        total_mem, total_mem_pm = _total_estimate(population, n, self._all, exact)
+        total_mem, total_mem_pm = total_estimate(population, n, self._all, exact)
 
         rows = []
         for prefix, keys in self.prefix_keys.items():
             level = 1 if prefix == NO_PREFIX else prefix.count(self.delimiter) + 1
             stats = self._prefix.get(prefix)
-            mem, mem_pm = _domain_estimate(keys, stats, exact)
+            mem, mem_pm = domain_estimate(keys, stats, exact)
             parent = "" if level == 1 else prefix.rsplit(self.delimiter, 1)[0]
             rows.append({"level": level, "prefix": prefix, "parent": parent, "keys": keys, "keys ±": 0,
                          "memory": mem, "memory ±": mem_pm, "sampled": stats.count if stats else 0})
@@ -333,8 +274,8 @@ class KeyspaceAnalysis:
 
         type_rows = []
         for key_type, stats in sorted(self._type.items(), key=lambda kv: -kv[1].mem):
-            count, count_pm = _share_estimate(population, n, stats.count, exact)
-            mem, mem_pm = _total_estimate(population, n, stats, exact)
+            count, count_pm = share_estimate(population, n, stats.count, exact)
+            mem, mem_pm = total_estimate(population, n, stats, exact)
             type_rows.append({"type": key_type, "keys": count, "keys ±": count_pm, "memory": mem,
                               "memory ±": mem_pm, "sampled": stats.count})
         by_type = pd.DataFrame(type_rows, columns=["type", "keys", "keys ±", "memory", "memory ±", "sampled"])
@@ -343,7 +284,7 @@ class KeyspaceAnalysis:
 
         ttl_rows = []
         for label in TTL_LABELS:
-            count, count_pm = _share_estimate(population, n, self._ttl.get(label, 0), exact)
+            count, count_pm = share_estimate(population, n, self._ttl.get(label, 0), exact)
             ttl_rows.append({"ttl": label, "keys": count, "keys ±": count_pm, "sampled": self._ttl.get(label, 0)})
         ttl = pd.DataFrame(ttl_rows, columns=["ttl", "keys", "keys ±", "sampled"])
         ttl["share"] = ttl["keys"] / population if population else math.nan
@@ -421,7 +362,8 @@ class KeyspaceReport:
             err = ("key counts per prefix are exact (from SCAN); memory, type and TTL figures are "
                    "estimates, ± = 95% interval")
         mem = ("MEMORY USAGE is not available on this backend, so memory is not reported" if not self.memory_available
-               else f"memory {_bytes(self.memory)}" + ("" if self.complete else f" ± {_bytes(self.memory_pm)}"))
+               else f"memory {format_bytes(self.memory) or '—'}"
+               + ("" if self.complete else f" ± {format_bytes(self.memory_pm) or '—'}"))
         big = f"{len(self.warnings):,} big value(s)"
         if not self.complete and len(self.warnings):
             big += f" in the sample (≈ {len(self.warnings) / self.sampling_fraction:,.0f} in all)"
@@ -446,29 +388,6 @@ def _text(key: Any) -> str:
     return key.decode("utf-8", "backslashreplace") if isinstance(key, bytes) else str(key)
 
 
-def _bytes(n: float) -> str:
-    if n is None or (isinstance(n, float) and math.isnan(n)):
-        return "—"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:,.1f} GiB"
-
-
-@dataclass
-class AnalysisProgress:
-    """Where a pass is: ``phase`` is ``scan`` or ``describe``; ``done`` of ``total`` (``total`` of the
-    scan phase is DBSIZE, an upper bound when a pattern filters)."""
-
-    phase: str
-    done: int
-    total: int
-
-
-ProgressHook = Callable[[AnalysisProgress], None]
-
-
 def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -477,78 +396,41 @@ def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10_000, delimiter: str = ":",
                      depth: int = 2, top: int = 10, big_value_bytes: int = DEFAULT_BIG_VALUE_BYTES,
                      big_length: int = DEFAULT_BIG_LENGTH, seed: int = 0, batch: int = 500,
-                     scan_count: int = 5000, progress: bool | ProgressHook = True,
-                     cancel: threading.Event | None = None) -> KeyspaceReport:
+                     scan_count: int = 5000, progress: ProgressArg = True, cancel: Cancel = None) -> KeyspaceReport:
     """Analyse the keys matching ``pattern``: a sampled pass of ``sample`` keys (default), or with
     ``sample=None`` a complete pass describing every key. See the module docstring for what the
     estimates are and how their error is computed.
 
-    ``progress``: True shows tqdm bars, a callable gets :class:`AnalysisProgress` after every step.
-    ``cancel``: an event that stops the pass between two requests (raises :class:`Cancelled`).
+    The counting pass is :func:`~svckit.kv.walk_keys` with ``dedupe=False`` (memory stays flat
+    however many keys there are; a rare repeat is counted twice, see the module docstring).
+    ``progress`` (:mod:`svckit._progress`) reports phase ``"scan"`` (keys walked of DBSIZE, unit
+    ``"keys"``, note ``"1,234 matching"``), then in a sampled pass ``"describe"`` (keys described of
+    the sample). ``cancel`` stops the pass between two requests and raises :class:`Cancelled`.
     """
     if batch < 1:
         raise InvalidArgument("batch", f"batch is keys per pipeline and must be >= 1, got {batch!r}")
     started = time.perf_counter()
     core = KeyspaceAnalysis(pattern, sample, delimiter, depth, top, big_value_bytes, big_length, seed)
-    dbsize = kv.dbsize()
-    report_to = _progress_reporter(progress, dbsize)
 
-    def check() -> None:
-        if cancel is not None and cancel.is_set():
-            report_to(None)
-            raise Cancelled("the keyspace analysis was cancelled; run it again for a report")
-
-    try:
-        scan = KeyScan(pattern, count=scan_count)
-        scanned = 0
-        while not scan.complete:
-            check()
-            cursor, keys = kv.scan(**scan.next_call())
-            scan.cursor, scan.complete = int(cursor), int(cursor) == 0
-            scanned += len(keys)
+    cancelled = Cancelled("the keyspace analysis was cancelled; run it again for a report")
+    scan = KeyScan(pattern, count=scan_count)
+    steps = walk_keys(kv, scan, total=kv.dbsize(), cancel=cancel, progress=progress, dedupe=False, keep=False)
+    with closing(steps):
+        for _, keys in steps:
             for chunk in _chunks(core.add_names(keys), batch):
-                check()
+                if is_cancelled(cancel):
+                    raise cancelled
                 core.add_infos(describe_keys(kv, chunk))
-            report_to(AnalysisProgress("scan", min(scanned, dbsize), dbsize))
-        todo = core.sample_keys() if sample is not None else []
-        done = 0
-        for chunk in _chunks(todo, batch):
-            check()
-            core.add_infos(describe_keys(kv, chunk))
-            done += len(chunk)
-            report_to(AnalysisProgress("describe", done, len(todo)))
-    finally:
-        report_to(None)
+    if not scan.complete:  # the walk ends early only when cancelled
+        raise cancelled
+    todo = core.sample_keys() if sample is not None else []
+    with Reporter(progress) as report:
+        for done in range(0, len(todo), batch):
+            if is_cancelled(cancel):
+                raise cancelled
+            core.add_infos(describe_keys(kv, todo[done:done + batch]))
+            report("describe", min(done + batch, len(todo)), len(todo), unit="keys")
     return core.report(time.perf_counter() - started)
-
-
-def _progress_reporter(progress: bool | ProgressHook, dbsize: int) -> Callable[[AnalysisProgress | None], None]:
-    """A function taking each step (None: the end) that drives tqdm bars or the caller's hook."""
-    if callable(progress):
-        hook = progress
-        return lambda step: hook(step) if step is not None else None
-    if not progress:
-        return lambda step: None
-    from tqdm.auto import tqdm
-
-    bars: dict[str, Any] = {}
-
-    def show(step: AnalysisProgress | None) -> None:
-        if step is None:
-            for bar in bars.values():
-                bar.close()
-            bars.clear()
-            return
-        bar = bars.get(step.phase)
-        if bar is None:
-            for other in bars.values():
-                other.close()
-            unit = "keys scanned" if step.phase == "scan" else "keys described"
-            bar = bars[step.phase] = tqdm(total=step.total, unit=" " + unit, desc=step.phase)
-        bar.n = step.done
-        bar.refresh()
-
-    return show
 
 
 __all__ = [
@@ -556,7 +438,6 @@ __all__ = [
     "NO_PREFIX",
     "TTL_LABELS",
     "Cancelled",
-    "AnalysisProgress",
     "KeyspaceAnalysis",
     "KeyspaceReport",
     "analyze_keyspace",

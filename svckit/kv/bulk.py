@@ -12,15 +12,19 @@
     summary.matched, summary.done, summary.failed, summary.errors, summary.cancelled
 
 Why a run looks like this:
-- SCAN walks the keyspace in bounded steps (:func:`svckit.kv.keyspace.scan_keys`, one call at a
+- SCAN walks the keyspace in bounded steps (:func:`svckit.kv.keyspace.walk_keys`, one call at a
   time), so a million keys never sit in one reply; SCAN may return a key twice, so every run keeps
-  the keys it has seen and acts on each one once: the counts are exact.
+  the keys it has seen (the walk's seen-set, not a second list of them) and acts on each one once:
+  the counts are exact.
 - Each batch of at most ``batch`` keys is one pipeline (one request) with one command per key, so
   each key's outcome is known: done (the command took effect), skipped (the key was already gone,
   or had no TTL to clear) or failed (its error is kept, up to ``max_errors`` of them). Delete sends
   one UNLINK naming the whole batch instead: its reply is the exact number removed.
-- ``cancel`` (a ``threading.Event`` or a callable returning True) is checked between batches: a
-  cancelled run reports exactly what it did before stopping.
+- ``cancel`` (a ``threading.Event`` or a callable returning True) is checked between batches and
+  between SCAN calls: a cancelled run reports exactly what it did before stopping. ``progress`` is
+  :mod:`svckit._progress`'s (a tqdm bar, nothing, or a hook called with a ``Progress``): after each
+  batch, phase the action's name, ``done`` the keys touched (done + skipped + failed) of the plan's
+  ``count`` when known, unit ``"keys"``, note ``"12 batches"``; the dry run reports its walk.
 - Writes are refused before any request under a Read Only token (the client's ``readonly``), and a
   gateway's NOPERM refusal (a client built from the Read Only token without saying so) stops the
   run with the same advice: use a Standard token. The dry run only reads, but SCAN itself is
@@ -34,15 +38,16 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import CommandError, InvalidArgument, SvcError
-from svckit.kv.keyspace import KeyScan, scan_keys
+from svckit.kv.keyspace import KeyScan, queue_read, walk_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,10 +60,6 @@ DEFAULT_MAX_ERRORS = 100
 GLOB_SPECIALS = "\\*?[]"
 ACTIONS = ("delete", "expire", "persist", "export")
 EXPORT_FORMATS = ("csv", "jsonl", "frame")
-
-Cancel = threading.Event | Callable[[], bool] | None
-#: True: a tqdm bar; False: none; a callable: called with the BulkPlan (dry run) or BulkSummary so far
-Progress = bool | Callable[[Any], None]
 
 
 def pattern_for_prefix(prefix: str, delimiter: str = ":") -> str:
@@ -86,22 +87,6 @@ def _is_noperm(exc: BaseException) -> bool:
     return isinstance(exc, CommandError) and "NOPERM" in str(exc)
 
 
-def _cancelled(cancel: Cancel) -> bool:
-    if cancel is None:
-        return False
-    if isinstance(cancel, threading.Event):
-        return cancel.is_set()
-    return bool(cancel())
-
-
-def _bar(progress: Progress, total: int | None, desc: str, unit: str) -> Any:
-    if progress is not True:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit=unit, leave=False)
-
-
 # -- the dry run ----------------------------------------------------------------------------------
 
 
@@ -120,63 +105,50 @@ class BulkPlan:
     elapsed: float = 0.0
 
 
-def _scan_steps(kv: KV[Any], pattern: str, type: str | None, scan_count: int) -> Iterator[tuple[KeyScan, list[Any]]]:
-    """One bounded SCAN call at a time: the scan state and the keys new to this run. The state's
-    ``keys`` list is emptied after each step (its seen-set still drops repeats), so a run over
-    millions of keys holds only that set, not a second copy of every key."""
-    state = KeyScan(pattern, type, scan_count)
-    while not state.complete:
-        try:
-            scan_keys(kv, state, max_calls=1)
-        except CommandError as exc:
-            if _is_noperm(exc):
-                raise InvalidArgument("kv", "SCAN is refused to the Read Only token, so bulk actions (even a "
-                                            "dry run) need a client with the Standard token (SVC_KV_TOKEN)"
-                                      ) from exc
-            raise
-        new = list(state.keys)
-        state.keys.clear()
-        yield state, new
+def _walk(kv: KV[Any], scan: KeyScan, **options: Any) -> Generator[tuple[KeyScan, list[Any]], None, None]:
+    """:func:`~svckit.kv.keyspace.walk_keys` keeping only its seen-set (repeats dropped, each
+    step's keys handed over and not kept again), the Read Only token's SCAN refusal said plainly."""
+    try:
+        yield from walk_keys(kv, scan, keep=False, **options)
+    except CommandError as exc:
+        if _is_noperm(exc):
+            raise InvalidArgument("kv", "SCAN is refused to the Read Only token, so bulk actions (even a "
+                                        "dry run) need a client with the Standard token (SVC_KV_TOKEN)") from exc
+        raise
+
+
+def _dbsize(kv: KV[Any]) -> int | None:
+    try:
+        return int(kv.dbsize())
+    except SvcError:
+        return None
 
 
 def plan_bulk(kv: KV[Any], pattern: str = "*", *, type: str | None = None, sample: int = 20,
               scan_count: int = DEFAULT_SCAN_COUNT, limit: int | None = None, max_calls: int | None = None,
-              cancel: Cancel = None, progress: Progress = True) -> BulkPlan:
+              total: int | None = None, cancel: Cancel = None, progress: ProgressArg = True) -> BulkPlan:
     """The dry run: SCAN the keyspace in bounded steps and count (exactly, repeats dropped) the keys
     a bulk action on ``pattern`` would touch, keeping the first ``sample`` of them. Stops early at
-    ``limit`` keys, ``max_calls`` SCAN calls or ``cancel`` (then ``complete`` is False). Writes
-    nothing, so a Read Only client may call it, but the server refuses SCAN to that token.
-    ``progress``: a tqdm bar over the keys walked (True), none (False), or a callable taking the
-    plan so far after every SCAN call."""
+    ``limit`` keys, ``max_calls`` SCAN calls or ``cancel`` (checked between SCAN calls; then
+    ``complete`` is False). Writes nothing, so a Read Only client may call it, but the server
+    refuses SCAN to that token. ``progress`` reports the walk (:func:`~svckit.kv.walk_keys`):
+    phase ``"scan"``, keys walked of ``total`` (DBSIZE, read when progress is on and it is not
+    given), note ``"1,234 matching"``."""
     started = time.perf_counter()
     plan = BulkPlan(pattern, type)
-    total = None
-    if progress is True:
-        try:
-            total = int(kv.dbsize())
-        except SvcError:
-            total = None
-    bar = _bar(progress, total, f"dry run {pattern}", "keys")
-    try:
-        for state, new in _scan_steps(kv, pattern, type, scan_count):
+    if total is None and progress is not False:
+        total = _dbsize(kv)
+    scan = KeyScan(pattern, type, scan_count)
+    with closing(_walk(kv, scan, total=total, cancel=cancel, progress=progress)) as steps:
+        for state, new in steps:
             plan.count += len(new)
             plan.calls = state.calls
-            plan.complete = state.complete
             room = sample - len(plan.sample)
             if room > 0:
                 plan.sample.extend(new[:room])
-            if bar is not None:
-                bar.update(min(scan_count, max(0, (total or 0) - bar.n)) if total else scan_count)
-                bar.set_postfix(matched=plan.count)
-            elif callable(progress):
-                plan.elapsed = time.perf_counter() - started
-                progress(plan)
-            if ((limit is not None and plan.count >= limit) or (max_calls is not None and plan.calls >= max_calls)
-                    or _cancelled(cancel)):
+            if (limit is not None and plan.count >= limit) or (max_calls is not None and plan.calls >= max_calls):
                 break
-    finally:
-        if bar is not None:
-            bar.close()
+    plan.complete = scan.complete
     plan.elapsed = time.perf_counter() - started
     return plan
 
@@ -232,17 +204,12 @@ class BulkSummary:
 
 
 class _Action:
-    """What one action queues per key and what each reply means: a subclass per action."""
+    """What one action sends for a batch of keys and what each reply means: a subclass per action."""
 
     name = ""
 
-    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
-        raise NotImplementedError
-
     def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
-        pipe = kv.pipeline()
-        self.queue(pipe, keys)
-        self.account(keys, pipe.exec(), summary, max_errors)
+        raise NotImplementedError
 
     @staticmethod
     def account(keys: Sequence[Any], replies: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
@@ -275,35 +242,17 @@ class _Delete(_Action):
         summary.skipped += len(keys) - int(removed)
 
 
-class _Expire(_Action):
-    name = "expire"
+class _EachKey(_Action):
+    """One command per key in one pipeline (EXPIRE, PERSIST): a reply of 1 took effect, 0 did not."""
 
-    def __init__(self, seconds: int) -> None:
-        self.seconds = seconds
+    def __init__(self, name: str, command: Callable[[BasePipeline, Any], Any]) -> None:
+        self.name, self.command = name, command
 
-    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
+    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+        pipe = kv.pipeline()
         for key in keys:
-            pipe.expire(key, self.seconds)
-
-
-class _Persist(_Action):
-    name = "persist"
-
-    def queue(self, pipe: BasePipeline, keys: Sequence[Any]) -> None:
-        for key in keys:
-            pipe.persist(key)
-
-
-#: The read of a whole value, per TYPE reply, as a typed helper call on a pipeline.
-_VALUE_READS: dict[str, Callable[[BasePipeline, Any], Any]] = {
-    "string": lambda p, k: p.get(k),
-    "hash": lambda p, k: p.hgetall(k),
-    "list": lambda p, k: p.lrange(k, 0, -1),
-    "set": lambda p, k: p.smembers(k),
-    "zset": lambda p, k: p.zrange(k, 0, -1, withscores=True),
-    "stream": lambda p, k: p.xrange(k, "-", "+"),
-    "ReJSON-RL": lambda p, k: p.json_get(k, "$"),
-}
+            self.command(pipe, key)
+        self.account(keys, pipe.exec(), summary, max_errors)
 
 
 def export_value(key_type: str, value: Any) -> Any:
@@ -336,7 +285,7 @@ class _Export(_Action):
             pipe.type(key).pttl(key)
         meta = pipe.exec()
         pipe = kv.pipeline()
-        reads: list[tuple[Any, str, Any]] = []
+        reads: list[tuple[int, str, Any, Callable[[Any], Any]]] = []
         replies: list[Any] = [None] * len(keys)
         for i, key in enumerate(keys):
             key_type, pttl = meta[2 * i], meta[2 * i + 1]
@@ -344,73 +293,55 @@ class _Export(_Action):
                 replies[i] = key_type if isinstance(key_type, SvcError) else pttl
             elif key_type == "none":
                 replies[i] = False  # gone since SCAN saw it
-            elif key_type not in _VALUE_READS:
-                replies[i] = CommandError(f"no export for type {key_type!r}")
             else:
-                _VALUE_READS[key_type](pipe, key)
-                reads.append((i, key_type, pttl))
-        for (i, key_type, pttl), value in zip(reads, pipe.exec() if reads else [], strict=True):
+                try:
+                    reads.append((i, key_type, pttl, queue_read(pipe, key, key_type)))
+                except InvalidArgument:
+                    replies[i] = CommandError(f"no export for type {key_type!r}")
+        for (i, key_type, pttl, decode), value in zip(reads, pipe.exec() if reads else [], strict=True):
             if isinstance(value, SvcError):
                 replies[i] = value
             elif value is None or (key_type != "string" and not value):
                 replies[i] = False  # gone between TYPE and the read
             else:
                 self.sink({"key": keys[i], "type": key_type, "ttl_ms": pttl if pttl >= 0 else None,
-                           "value": export_value(key_type, value)})
+                           "value": export_value(key_type, decode(value).items)})
                 replies[i] = True
         self.account(keys, replies, summary, max_errors)
 
 
 def _run(kv: KV[Any], action: _Action, target: str | BulkPlan, *, type: str | None, batch: int,
-         scan_count: int, cancel: Cancel, progress: Progress, max_errors: int) -> BulkSummary:
+         scan_count: int, cancel: Cancel, progress: ProgressArg, max_errors: int) -> BulkSummary:
     if batch < 1:
         raise InvalidArgument("batch", f"a batch needs at least 1 key, got {batch!r}")
     if action.name != "export":
         _refuse_readonly(kv, action.name)
     plan = target if isinstance(target, BulkPlan) else None
     pattern = plan.pattern if plan is not None else str(target)
-    key_type = plan.type if plan is not None else type
+    scan = KeyScan(pattern, plan.type if plan is not None else type, scan_count)
     summary = BulkSummary(action.name, pattern, expected=plan.count if plan is not None and plan.complete else None)
     started = time.perf_counter()
-    bar = _bar(progress, summary.expected, f"{action.name} {pattern}", "keys")
     pending: list[Any] = []
-
-    def flush(keys: list[Any]) -> None:
-        action.run(kv, keys, summary, max_errors)
-        summary.batches += 1
-        if bar is not None:
-            bar.update(len(keys))
-        elif callable(progress):
-            summary.elapsed = time.perf_counter() - started
-            progress(summary)
-
-    try:
-        for state, new in _scan_steps(kv, pattern, key_type, scan_count):
+    with Reporter(progress) as report, closing(_walk(kv, scan, cancel=cancel)) as steps:
+        for state, new in steps:
             summary.matched += len(new)
             summary.scan_calls = state.calls
             pending.extend(new)
-            while len(pending) >= batch or (state.complete and pending):
-                if _cancelled(cancel):
-                    summary.cancelled = True
-                    break
+            while pending and (len(pending) >= batch or state.complete) and not is_cancelled(cancel):
                 keys, pending = pending[:batch], pending[batch:]
-                flush(keys)
-            if summary.cancelled:
-                break
-            if _cancelled(cancel) and not state.complete:
-                summary.cancelled = True
-                break
-        summary.complete = not summary.cancelled
-        summary.pending = len(pending)
-    finally:
-        if bar is not None:
-            bar.close()
-        summary.elapsed = time.perf_counter() - started
+                action.run(kv, keys, summary, max_errors)
+                summary.batches += 1
+                report(action.name, summary.done + summary.skipped + summary.failed, summary.expected,
+                       unit="keys", note=f"{summary.batches:,} batches")
+    summary.complete = scan.complete and not pending
+    summary.cancelled = not summary.complete  # the walk and the batches stop early only when cancelled
+    summary.pending = len(pending)
+    summary.elapsed = time.perf_counter() - started
     return summary
 
 
 def bulk_delete(kv: KV[Any], target: str | BulkPlan, *, type: str | None = None, batch: int = DEFAULT_BATCH,
-                scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: Progress = True,
+                scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: ProgressArg = True,
                 max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
     """UNLINK every key matching ``target`` (a pattern, or a :class:`BulkPlan`'s pattern and type),
     in pipelines of at most ``batch`` keys; ``done`` counts keys removed, ``skipped`` keys already
@@ -421,20 +352,22 @@ def bulk_delete(kv: KV[Any], target: str | BulkPlan, *, type: str | None = None,
 
 def bulk_expire(kv: KV[Any], target: str | BulkPlan, seconds: int, *, type: str | None = None,
                 batch: int = DEFAULT_BATCH, scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None,
-                progress: Progress = True, max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
+                progress: ProgressArg = True, max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
     """EXPIRE every matching key in ``seconds`` (a positive number: to remove the expiry use
     :func:`bulk_persist`)."""
     if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 1:
         raise InvalidArgument("seconds", f"a TTL in whole seconds >= 1, got {seconds!r}; bulk_persist clears TTLs")
-    return _run(kv, _Expire(seconds), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+    expire = _EachKey("expire", lambda pipe, key: pipe.expire(key, seconds))
+    return _run(kv, expire, target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
                 progress=progress, max_errors=max_errors)
 
 
 def bulk_persist(kv: KV[Any], target: str | BulkPlan, *, type: str | None = None, batch: int = DEFAULT_BATCH,
-                 scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: Progress = True,
+                 scan_count: int = DEFAULT_SCAN_COUNT, cancel: Cancel = None, progress: ProgressArg = True,
                  max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
     """PERSIST every matching key (clear its TTL); ``skipped`` counts keys that had none."""
-    return _run(kv, _Persist(), target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
+    persist = _EachKey("persist", lambda pipe, key: pipe.persist(key))
+    return _run(kv, persist, target, type=type, batch=batch, scan_count=scan_count, cancel=cancel,
                 progress=progress, max_errors=max_errors)
 
 
@@ -470,7 +403,7 @@ def read_export(path: str | Path) -> list[dict[str, Any]]:
 
 def bulk_export(kv: KV[Any], target: str | BulkPlan, *, format: str = "jsonl", path: str | Path | None = None,
                 type: str | None = None, batch: int = DEFAULT_BATCH, scan_count: int = DEFAULT_SCAN_COUNT,
-                cancel: Cancel = None, progress: Progress = True,
+                cancel: Cancel = None, progress: ProgressArg = True,
                 max_errors: int = DEFAULT_MAX_ERRORS) -> BulkSummary:
     """Write every matching key with its type, TTL (ms, None without expiry) and whole value:
     ``format="csv"`` (columns ``key,type,ttl_ms,value``, non-string values as JSON text),

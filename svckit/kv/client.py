@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Iterator
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import httpx
@@ -25,13 +24,12 @@ from svckit._http import (
     RetryPolicy,
     StreamRefused,
     SyncTransport,
-    apaginate,
-    paginate,
 )
 from svckit._json import loads
 from svckit.config import Settings
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
+from svckit.kv.keyspace import KeyScan, awalk_keys, walk_keys
 from svckit.kv.protocol import (
     Arg,
     Message,
@@ -53,8 +51,8 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 S = TypeVar("S", str, bytes)
-#: Where a ``scan()`` reply ``(next_cursor, keys)`` keeps its keys and its next cursor (0: the end).
-_SCAN_KEYS, _SCAN_NEXT = itemgetter(1), itemgetter(0)
+#: SCAN's own COUNT default, what ``scan_iter`` asks for when not told otherwise
+_SCAN_COUNT = 10
 
 #: Streams wait for events as long as it takes; only opening them is bounded.
 _STREAM_HEADERS = {"Accept": "text/event-stream"}
@@ -214,8 +212,10 @@ class KV(_Base[S]):
 
     def scan_iter(self, match: Arg | None = None, count: int | None = None,
                   type: str | None = None) -> Iterator[S]:
-        """Every key, SCAN page by page (a key may repeat if the keyspace changes meanwhile)."""
-        return paginate(lambda cursor: self.scan(cursor, match, count, type), _SCAN_KEYS, cursor=_SCAN_NEXT, start=0)
+        """Every key, SCAN page by page (:func:`~svckit.kv.walk_keys` without de-duplication, as
+        redis-py's: memory stays flat, and a key may repeat if the keyspace changes meanwhile)."""
+        steps = walk_keys(self, KeyScan(match, type, count or _SCAN_COUNT), dedupe=False, keep=False)  # type: ignore[arg-type]
+        return (key for _, keys in steps for key in keys)
 
     def rest_token(self, user: str, password: str) -> str:
         """``ACL RESTTOKEN``: a REST token with that ACL user's permissions. Sent as a JSON body, so
@@ -299,10 +299,12 @@ class AsyncKV(_Base[S]):
     async def execute(self, *args: Arg) -> Any:
         return await self._invoke(Cmd(args))
 
-    def scan_iter(self, match: Arg | None = None, count: int | None = None,
-                  type: str | None = None) -> AsyncIterator[S]:
-        return apaginate(lambda cursor: self.scan(cursor, match, count, type), _SCAN_KEYS, cursor=_SCAN_NEXT,
-                         start=0)
+    async def scan_iter(self, match: Arg | None = None, count: int | None = None,
+                        type: str | None = None) -> AsyncIterator[S]:
+        async for _, keys in awalk_keys(self, KeyScan(match, type, count or _SCAN_COUNT),  # type: ignore[arg-type]
+                                        dedupe=False, keep=False):
+            for key in keys:
+                yield key
 
     async def rest_token(self, user: str, password: str) -> str:
         token = await self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)
@@ -585,14 +587,6 @@ class AsyncSubscription(_AsyncStream):
 
 
 __all__ = [
-    "KV",
-    "AsyncKV",
-    "AsyncMonitor",
-    "AsyncPipeline",
-    "AsyncSubscription",
-    "AsyncTransaction",
-    "Monitor",
-    "Pipeline",
-    "Subscription",
-    "Transaction",
+    "KV", "AsyncKV", "AsyncMonitor", "AsyncPipeline", "AsyncSubscription", "AsyncTransaction",
+    "Monitor", "Pipeline", "Subscription", "Transaction",
 ]

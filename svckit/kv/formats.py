@@ -1,4 +1,5 @@
-"""Formatters for values kept in a common encoding: JSON, hex, base64, gzip, msgpack (where installed).
+"""Formatters for values kept in a common encoding: JSON, hex, base64, gzip, msgpack (where installed),
+and :func:`format_bytes`, the one byte-count formatter of svckit (frames, reports, widgets).
 
 What the KV explorer's value viewer calls, and a notebook user alike::
 
@@ -18,14 +19,12 @@ import base64
 import binascii
 import gzip
 import json
+import math
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from svckit.errors import InvalidArgument
-
-if TYPE_CHECKING:
-    pass
 
 try:  # optional: msgpack is offered only where it is installed
     import msgpack as _msgpack
@@ -38,6 +37,25 @@ ENCODINGS: tuple[str, ...] = ("raw", "json", "hex", "base64", "gzip", "msgpack")
 HEX_LIMIT = 64 * 1024
 #: Control characters (but tab and line breaks) shown as ``\\xNN`` in a binary value
 _CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\t\n\r"} | {127: "\\x7f"}
+#: Binary units, as Redis reports memory (MEMORY USAGE, INFO memory).
+BYTE_UNITS: tuple[str, ...] = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def format_bytes(n: float | None) -> str:
+    """A byte count as a person reads it, in binary units: ``512 -> '512 B'``, ``1536 -> '1.5 KiB'``,
+    ``1_048_576 -> '1.0 MiB'``, with thousands separators (``'1,023 B'``, ``'2,048.0 TiB'``).
+    None, NaN and ``pd.NA`` give ``""`` (a caller that wants a dash writes ``format_bytes(n) or "—"``)."""
+    try:
+        size = float(n)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    if math.isnan(size):
+        return ""
+    for unit in BYTE_UNITS[:-1]:
+        if abs(size) < 1024:
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size:,.1f} {BYTE_UNITS[-1]}"
 
 
 @dataclass(frozen=True)
@@ -120,4 +138,17 @@ def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
         return Formatted(encoding, False, "", f"not valid {encoding}: {type(exc).__name__}: {exc}")
 
 
-__all__ = ["ENCODINGS", "Formatted", "available_encodings", "format_value"]
+def json_document(text: Any) -> Any:
+    """The parsed document when ``text`` is a JSON object or array (a JSON document kept in a string, as
+    the sandbox's JSON.* emulation and many apps store one), else None."""
+    if not isinstance(text, str) or text[:1] not in ("{", "["):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, (dict, list)) else None
+
+
+__all__ = ["BYTE_UNITS", "ENCODINGS", "Formatted", "available_encodings", "format_bytes", "format_value",
+           "json_document"]

@@ -1,9 +1,12 @@
-"""Keyspace inspection: bounded scanning, describing keys, reading values of any type in pages.
+"""Keyspace inspection: one walk over the keyspace, describing keys, reading values of any type.
 
-What the KV explorer, :mod:`svckit.frames` and a notebook user call alike::
+What the KV explorer, bulk actions, the keyspace analysis, :mod:`svckit.frames` and a notebook
+user call alike::
 
-    from svckit.kv import KV, KeyScan, scan_keys, describe_keys, read_page
+    from svckit.kv import KV, KeyScan, walk_keys, scan_keys, describe_keys, read_page
     kv = KV.from_env()
+    for state, new in walk_keys(kv, "user:*", total=kv.dbsize(), progress=True):
+        ...                                                          # one SCAN call per step
     scan = scan_keys(kv, KeyScan("user:*"), limit=100, max_calls=20)  # stops at 100 keys or 20 SCANs
     scan.keys, scan.calls, scan.complete                                # progress so far
     scan_keys(kv, scan, limit=200)                                      # ... carries on from its cursor
@@ -11,19 +14,26 @@ What the KV explorer, :mod:`svckit.frames` and a notebook user call alike::
     page = read_page(kv, "user:1", "hash", count=100)
     while page.next_cursor is not None:
         page = read_page(kv, "user:1", "hash", cursor=page.next_cursor, count=100)
+    whole = read_page(kv, "user:1", "hash", count=None)                 # HGETALL: the whole value
 
-Every operation is a sans-I/O core (:class:`KeyScan` and the ``_*_page`` / ``_queue_*`` / ``_decode_*``
-functions decide what to send and what a reply means) with two thin shells: ``scan_keys``,
-``describe_keys``, ``read_page`` for :class:`~svckit.kv.KV` and ``ascan_keys``, ``adescribe_keys``,
-``aread_page`` for :class:`~svckit.kv.AsyncKV`. They use only the typed command helpers.
+Every operation is a sans-I/O core (:class:`KeyScan`, ``_Walk`` and the ``_read_call`` /
+``_queue_*`` / ``_decode_*`` functions decide what to send and what a reply means) with two thin
+shells: ``walk_keys``, ``describe_keys``, ``read_page`` for :class:`~svckit.kv.KV` and
+``awalk_keys``, ``adescribe_keys``, ``aread_page`` for :class:`~svckit.kv.AsyncKV`. They use only
+the typed command helpers. :func:`walk_keys` is the only SCAN loop of :mod:`svckit.kv`:
+``scan_keys``, ``KV.scan_iter``, :func:`~svckit.kv.plan_bulk`, the bulk runs and
+:func:`~svckit.kv.analyze_keyspace` all consume it. Progress and cancel follow
+:mod:`svckit._progress`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from contextlib import aclosing, closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import InvalidArgument, SvcError
 from svckit.kv.protocol import Arg
 
@@ -41,7 +51,7 @@ DEFAULT_PAGE = 100
 Cursor = int | str
 
 
-# -- bounded scanning ---------------------------------------------------------------------------
+# -- walking the keyspace -------------------------------------------------------------------------
 
 
 @dataclass
@@ -49,9 +59,10 @@ class KeyScan:
     """The state of one SCAN over the keyspace: what was found so far and where to go on.
 
     ``keys`` holds every matching key once, in SCAN order (SCAN may return a key twice across a
-    rehash; the repeat is dropped). ``calls`` counts SCAN requests, ``scanned`` adds up their COUNT
-    hints: the number of keys walked so far, approximately (SCAN's COUNT is a hint, not a promise).
-    ``complete`` is True once the cursor came back to 0."""
+    rehash; the repeat is dropped), unless a walk was told not to keep them (``keep=False``) or not
+    to drop repeats (``dedupe=False``). ``calls`` counts SCAN requests, ``scanned`` adds up their
+    COUNT hints: the number of keys walked so far, approximately (SCAN's COUNT is a hint, not a
+    promise). ``complete`` is True once the cursor came back to 0."""
 
     match: str | None = "*"
     type: str | None = None
@@ -73,20 +84,37 @@ class KeyScan:
         return {"cursor": self.cursor, "match": self.match or None, "count": count or self.count,
                 "type": self.type or None}
 
-    def feed(self, reply: tuple[int, list[Any]], count: int | None = None) -> int:
-        """Take one ``scan()`` reply; returns how many new keys it brought."""
+    def step(self, reply: tuple[int, list[Any]], count: int | None = None, *, dedupe: bool = True,
+             keep: bool = True) -> list[Any]:
+        """Take one ``scan()`` reply; returns the keys it brought that are new (with ``dedupe``: not
+        seen before in this scan, each once; without: the reply's keys as they are). ``keep`` adds
+        them to :attr:`keys`; without it only the seen-set (``dedupe``) remembers them."""
         cursor, batch = reply
         self.cursor = int(cursor)
         self.calls += 1
         self.scanned += count or self.count
         self.complete = self.cursor == 0
-        new = 0
-        for key in batch:
-            if key not in self._seen:
-                self._seen.add(key)
-                self.keys.append(key)
-                new += 1
+        new = list(batch)
+        if dedupe:
+            new = []
+            for key in batch:
+                if key not in self._seen:
+                    self._seen.add(key)
+                    new.append(key)
+        if keep:
+            self.keys.extend(new)
         return new
+
+    def feed(self, reply: tuple[int, list[Any]], count: int | None = None) -> int:
+        """Take one ``scan()`` reply, keeping its new keys; returns how many there were."""
+        return len(self.step(reply, count))
+
+    def walked(self, total: int | None = None) -> int:
+        """Keys walked so far: :attr:`scanned`, capped at ``total`` (DBSIZE) when given, and all of
+        ``total`` once the scan is complete."""
+        if total is None:
+            return self.scanned
+        return total if self.complete else min(self.scanned, total)
 
     def wants_more(self, limit: int | None, calls: int, max_calls: int | None) -> bool:
         """True while the scan is not complete, under ``limit`` keys and under ``max_calls`` calls."""
@@ -100,33 +128,92 @@ def _scan_of(scan: KeyScan | str | None, type: str | None, count: int | None) ->
     return KeyScan(scan, type, count or 1000)
 
 
+class _Walk:
+    """What :func:`walk_keys` and :func:`awalk_keys` share: whether to make another SCAN call
+    (cancel is checked before each one), what its reply brings, and the progress report."""
+
+    def __init__(self, state: KeyScan, count: int | None, total: int | None, cancel: Cancel,
+                 progress: ProgressArg, dedupe: bool, keep: bool) -> None:
+        self.state, self.count, self.total, self.cancel = state, count, total, cancel
+        self.dedupe, self.keep = dedupe, keep
+        self.matched = len(state.keys)
+        self.report = Reporter(progress)
+
+    def goes_on(self) -> bool:
+        return not self.state.complete and not is_cancelled(self.cancel)
+
+    def call(self) -> dict[str, Any]:
+        return self.state.next_call(self.count)
+
+    def take(self, reply: tuple[int, list[Any]]) -> tuple[KeyScan, list[Any]]:
+        new = self.state.step(reply, self.count, dedupe=self.dedupe, keep=self.keep)
+        self.matched += len(new)
+        self.report("scan", self.state.walked(self.total), self.total, unit="keys", note=f"{self.matched:,} matching")
+        return self.state, new
+
+
+def walk_keys(kv: KV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None, count: int | None = None,
+              total: int | None = None, cancel: Cancel = None, progress: ProgressArg = False, dedupe: bool = True,
+              keep: bool = True) -> Generator[tuple[KeyScan, list[Any]], None, None]:
+    """Walk the keyspace one SCAN call per step (bounded: a step never holds more than one reply),
+    yielding the scan state and the keys new to that step, until the cursor comes back to 0.
+
+    ``scan`` is a match pattern (a new scan, with ``type`` and ``count``) or a :class:`KeyScan` to
+    carry on; ``count`` overrides its COUNT hint for this walk. ``cancel`` is checked before every
+    SCAN call, so a cancelled walk ends between two calls (``state.complete`` stays False).
+
+    ``dedupe`` (default) drops a key SCAN returned twice (possible across a rehash) by the scan's
+    seen-set, which therefore holds every key walked: callers that must stay flat in memory over
+    millions of keys and may count a rare repeat twice pass ``dedupe=False`` (the keyspace
+    analysis' counting pass, ``KV.scan_iter`` as redis-py's). ``keep`` (default) grows
+    ``state.keys`` (what the explorer shows); ``keep=False`` leaves it as it was and hands each
+    step's keys to the caller only (bulk actions, the analysis).
+
+    ``progress`` (see :mod:`svckit._progress`) gets, after every call, phase ``"scan"``, ``done``
+    the keys walked (:meth:`KeyScan.walked`: COUNT hints added up, capped at ``total``, all of it
+    once complete), ``total`` the caller's (DBSIZE) or None, unit ``"keys"``, note ``"1,234
+    matching"`` (the keys the walk found, with those ``state.keys`` held when it started)."""
+    walk = _Walk(_scan_of(scan, type, count), count, total, cancel, progress, dedupe, keep)
+    with walk.report:
+        while walk.goes_on():
+            yield walk.take(kv.scan(**walk.call()))
+
+
+async def awalk_keys(kv: AsyncKV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,
+                     count: int | None = None, total: int | None = None, cancel: Cancel = None,
+                     progress: ProgressArg = False, dedupe: bool = True,
+                     keep: bool = True) -> AsyncGenerator[tuple[KeyScan, list[Any]], None]:
+    """:func:`walk_keys` for :class:`~svckit.kv.AsyncKV` (an async generator)."""
+    walk = _Walk(_scan_of(scan, type, count), count, total, cancel, progress, dedupe, keep)
+    with walk.report:
+        while walk.goes_on():
+            yield walk.take(await kv.scan(**walk.call()))
+
+
 def scan_keys(kv: KV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,
               count: int | None = None, limit: int | None = None, max_calls: int | None = None,
-              progress: Callable[[KeyScan], None] | None = None) -> KeyScan:
-    """SCAN until ``limit`` keys are known, ``max_calls`` calls were made in this run, or the
-    keyspace ends. ``scan`` is a match pattern (a new scan) or a :class:`KeyScan` to carry on;
-    ``count`` overrides its COUNT hint for this run; ``progress`` is called after every call."""
+              total: int | None = None, cancel: Cancel = None, progress: ProgressArg = False) -> KeyScan:
+    """SCAN until ``limit`` keys are known, ``max_calls`` calls were made in this run, the keyspace
+    ends or ``cancel`` is set: :func:`walk_keys` (keys kept, repeats dropped) stopped early.
+    ``scan`` is a match pattern (a new scan) or a :class:`KeyScan` to carry on; ``count`` overrides
+    its COUNT hint for this run; ``total`` and ``progress`` as for :func:`walk_keys`."""
     state = _scan_of(scan, type, count)
     calls = 0
-    while state.wants_more(limit, calls, max_calls):
-        state.feed(kv.scan(**state.next_call(count)), count)
-        calls += 1
-        if progress is not None:
-            progress(state)
+    with closing(walk_keys(kv, state, count=count, total=total, cancel=cancel, progress=progress)) as steps:
+        while state.wants_more(limit, calls, max_calls) and next(steps, None) is not None:
+            calls += 1
     return state
 
 
 async def ascan_keys(kv: AsyncKV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,
                      count: int | None = None, limit: int | None = None, max_calls: int | None = None,
-                     progress: Callable[[KeyScan], None] | None = None) -> KeyScan:
+                     total: int | None = None, cancel: Cancel = None, progress: ProgressArg = False) -> KeyScan:
     """:func:`scan_keys` for :class:`~svckit.kv.AsyncKV`."""
     state = _scan_of(scan, type, count)
     calls = 0
-    while state.wants_more(limit, calls, max_calls):
-        state.feed(await kv.scan(**state.next_call(count)), count)
-        calls += 1
-        if progress is not None:
-            progress(state)
+    async with aclosing(awalk_keys(kv, state, count=count, total=total, cancel=cancel, progress=progress)) as steps:
+        while state.wants_more(limit, calls, max_calls) and await anext(steps, None) is not None:
+            calls += 1
     return state
 
 
@@ -208,7 +295,7 @@ async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool
     return infos
 
 
-# -- reading values in pages --------------------------------------------------------------------
+# -- reading values: a page, or the whole value -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -217,7 +304,7 @@ class ValuePage:
     fields; a list of list elements, of set members, of ``(member, score)`` or of stream
     ``(id, {field: value})``; a JSON document. ``start`` is the index of the first item (list and
     sorted-set ranks; 0 for the others). ``next_cursor`` goes to :func:`read_page` for the next
-    page; None when this page is the last."""
+    page; None when this page is the last (always, for a whole value)."""
 
     key: Any
     type: str
@@ -239,68 +326,89 @@ def _next_int(cursor: int) -> int | None:
     return None if cursor == 0 else cursor
 
 
-def _page_call(kv: Any, key: Arg, key_type: str, cursor: Cursor | None, count: int
+def _read_call(target: Any, key: Arg, key_type: str, cursor: Cursor | None, count: int | None
                ) -> tuple[Any, Callable[[Any], ValuePage]]:
-    """The reply-producing call for one page (a helper's result: a value or an awaitable) and the
-    function that turns its reply into the :class:`ValuePage`."""
-    if count < 1:
-        raise InvalidArgument("count", f"a page needs a count >= 1, got {count!r}")
+    """The one per-type reader. ``target`` is a client (the call returns the reply, or an awaitable
+    of it) or a pipeline (the call queues the read; its reply comes from ``exec()``). Returns the
+    call's result and the function that turns the reply into a :class:`ValuePage`.
+
+    ``count`` items per page: HSCAN / SSCAN (a COUNT hint), LRANGE / ZRANGE by rank, XRANGE by id;
+    ``count=None`` reads the whole value: HGETALL, SMEMBERS, LRANGE / ZRANGE to -1 and XRANGE to
+    ``+`` (these three from ``cursor`` on, when given). A string (GET) or JSON document (JSON.GET)
+    is always whole."""
+    if count is not None and count < 1:
+        raise InvalidArgument("count", f"a page needs a count >= 1 (None: the whole value), got {count!r}")
+    if key_type in ("hash", "set") and count is None:
+        call = target.hgetall(key) if key_type == "hash" else target.smembers(key)
+        return call, lambda r: ValuePage(key, key_type, r if key_type == "hash" else list(r))
     if key_type in ("hash", "set"):
         at = int(cursor or 0)
-        call = kv.hscan(key, at, count=count) if key_type == "hash" else kv.sscan(key, at, count=count)
+        call = target.hscan(key, at, count=count) if key_type == "hash" else target.sscan(key, at, count=count)
         return call, lambda r: ValuePage(key, key_type, r[1] if key_type == "hash" else list(r[1]),
                                          0, _next_int(r[0]))
     if key_type in ("list", "zset"):
         at = int(cursor or 0)
-        stop = at + count - 1
-        call = kv.lrange(key, at, stop) if key_type == "list" else kv.zrange(key, at, stop, withscores=True)
-        return call, lambda r: ValuePage(key, key_type, r, at, at + count if len(r) == count else None)
+        stop = -1 if count is None else at + count - 1
+        call = target.lrange(key, at, stop) if key_type == "list" else target.zrange(key, at, stop, withscores=True)
+        return call, lambda r: ValuePage(key, key_type, r, at, at + count if count and len(r) == count else None)
     if key_type == "stream":
         # the next page starts after the last id read: "(" makes XRANGE's start exclusive
-        start = "-" if cursor is None else f"({cursor}"
-        call = kv.xrange(key, start, "+", count=count)
+        call = target.xrange(key, "-" if cursor is None else f"({cursor}", "+", count=count)
 
         def stream_page(r: Any) -> ValuePage:
-            last = r[-1][0] if len(r) == count else None
+            last = r[-1][0] if count and len(r) == count else None
             return ValuePage(key, key_type, r, 0, last.decode() if isinstance(last, bytes) else last)
         return call, stream_page
     if key_type == "string":
-        return kv.get(key), lambda r: ValuePage(key, key_type, r)
+        return target.get(key), lambda r: ValuePage(key, key_type, r)
     if key_type == "ReJSON-RL":
-        return kv.json_get(key, "$"), lambda r: ValuePage(key, key_type, r)
+        return target.json_get(key, "$"), lambda r: ValuePage(key, key_type, r)
     raise InvalidArgument("key_type", f"no value to read for type {key_type!r} of key {key!r}")
 
 
+def queue_read(pipe: BasePipeline, key: Arg, key_type: str, *, cursor: Cursor | None = None,
+               count: int | None = None) -> Callable[[Any], ValuePage]:
+    """Queue the read of ``key``'s value (whole by default, or one page of ``count``) on a pipeline;
+    returns the function that turns its reply (from ``pipe.exec()``) into the :class:`ValuePage`.
+    Check the reply for an error (a :class:`~svckit.errors.SvcError` in its slot) first."""
+    return _read_call(pipe, key, key_type, cursor, count)[1]
+
+
 def read_page(kv: KV[Any], key: Arg, key_type: str | None = None, *, cursor: Cursor | None = None,
-              count: int = DEFAULT_PAGE) -> ValuePage:
+              count: int | None = DEFAULT_PAGE) -> ValuePage:
     """One page of ``key``'s value: HSCAN / SSCAN (a COUNT hint: a page may hold more or fewer),
     LRANGE / ZRANGE by rank and XRANGE by id (exactly ``count``), or the whole string / JSON
-    document. ``key_type`` is read with TYPE when not given; a missing key is an empty page."""
+    document; ``count=None`` reads the whole value of any type as one page. ``key_type`` is read
+    with TYPE when not given; a missing key is an empty page."""
     key_type = key_type or kv.type(key)
     if key_type == "none":
         return ValuePage(key, key_type, None)
-    call, decode = _page_call(kv, key, key_type, cursor, count)
+    call, decode = _read_call(kv, key, key_type, cursor, count)
     return decode(call)
 
 
 async def aread_page(kv: AsyncKV[Any], key: Arg, key_type: str | None = None, *, cursor: Cursor | None = None,
-                     count: int = DEFAULT_PAGE) -> ValuePage:
+                     count: int | None = DEFAULT_PAGE) -> ValuePage:
     """:func:`read_page` for :class:`~svckit.kv.AsyncKV`."""
     key_type = key_type or await kv.type(key)
     if key_type == "none":
         return ValuePage(key, key_type, None)
-    call, decode = _page_call(kv, key, key_type, cursor, count)
+    call, decode = _read_call(kv, key, key_type, cursor, count)
     return decode(await call)
 
 
 __all__ = [
+    "DEFAULT_PAGE",
     "KeyInfo",
     "KeyScan",
     "ValuePage",
     "adescribe_keys",
     "aread_page",
     "ascan_keys",
+    "awalk_keys",
     "describe_keys",
+    "queue_read",
     "read_page",
     "scan_keys",
+    "walk_keys",
 ]

@@ -21,13 +21,13 @@ with RRF and with DBSF. Each configuration sends the queries as batches of :data
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.vector.local_client import VectorQueries
 from svckit.vector.models import FusionAlgorithm, QueryMode
 
@@ -146,9 +146,8 @@ def evaluate(
     namespace: str = "",
     filter: str = "",
     weighting_strategy: str | None = None,
-    progress: bool = True,
-    cancel: threading.Event | None = None,
-    on_step: Callable[[int, int], None] | None = None,
+    progress: ProgressArg = True,
+    cancel: Cancel = None,
 ) -> pd.DataFrame:
     """Run every labelled query in every configuration the index allows and score the top ``k``.
 
@@ -156,9 +155,10 @@ def evaluate(
     query, relevant`` (how many ids are relevant), ``retrieved`` (the ids returned), ``found``
     (relevant ids in the top k), ``first_relevant_rank`` (NA if none), ``recall, reciprocal_rank,
     ndcg``; :func:`summarize` averages them. ``kind`` saves an ``info`` request when known.
-    ``cancel`` (an Event) stops between batches, returning the rows done so far (``frame.attrs
-    ["cancelled"]`` is then True); ``on_step(done, total)`` reports batches, as does a tqdm bar when
-    ``progress``."""
+    ``cancel`` (an Event, or a callable returning True) stops between batches, returning the rows
+    done so far (``frame.attrs["cancelled"]`` is then True). ``progress`` (:mod:`svckit._progress`:
+    a tqdm bar, nothing, or a hook called with a ``Progress``) reports phase ``"evaluate"``,
+    ``done`` of ``total`` batches, unit ``"batches"``."""
     if k < 1:
         raise ValueError(f"k: {k} must be at least 1")
     from svckit.vector.explain import index_kind
@@ -167,16 +167,11 @@ def evaluate(
     configs = list(configs) if configs is not None else configurations(kind or index_kind(client))
     texts = labels["query"].tolist()
     batches = [(c, start) for c in configs for start in range(0, len(texts), BATCH)]
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(batches), desc="evaluating", unit="batch")
     rows: list[dict[str, Any]] = []
     cancelled = False
-    try:
+    with Reporter(progress) as report:
         for done, (config, start) in enumerate(batches, start=1):
-            if cancel is not None and cancel.is_set():
+            if is_cancelled(cancel):
                 cancelled = True
                 break
             chunk = texts[start : start + BATCH]
@@ -211,13 +206,7 @@ def evaluate(
                         "ndcg": ndcg_at_k(ranked, rel, k),
                     }
                 )
-            if bar is not None:
-                bar.update(1)
-            if on_step is not None:
-                on_step(done, len(batches))
-    finally:
-        if bar is not None:
-            bar.close()
+            report("evaluate", done, len(batches), unit="batches")
     frame = pd.DataFrame(rows, columns=list(PER_QUERY_COLUMNS))
     frame = frame.astype(
         {

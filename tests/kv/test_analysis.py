@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from svckit.errors import Cancelled
-from svckit.kv import KV, AnalysisProgress, KeyInfo, KeyspaceAnalysis, analyze_keyspace
+from svckit.kv import KV, KeyInfo, KeyspaceAnalysis, Progress, analyze_keyspace
 from svckit.kv.analysis import NO_PREFIX, TTL_LABELS, key_prefixes, ttl_bucket
 from svckit.sandbox import Sandbox
 
@@ -152,7 +152,7 @@ def test_stated_95_percent_intervals_cover_the_truth_about_95_percent_of_the_tim
 
 
 def test_complete_pass_matches_the_ground_truth_exactly(seeded: KV[str], kv_sandbox: Sandbox) -> None:
-    steps: list[AnalysisProgress] = []
+    steps: list[Progress] = []
     report = analyze_keyspace(seeded, sample=None, progress=steps.append, batch=700)
     assert report.complete and report.total_keys == report.sample_size == len(TRUTH)
     assert "Complete pass" in report.summary() and "exact" in report.summary()
@@ -197,7 +197,7 @@ def _within(estimate: float, exact: float, pm: float) -> tuple[bool, bool]:
 
 def test_sampled_estimates_are_within_their_stated_error_and_fixed_by_the_seed(seeded: KV[str]) -> None:
     exact = analyze_keyspace(seeded, sample=None, progress=False)
-    steps: list[AnalysisProgress] = []
+    steps: list[Progress] = []
     sampled = analyze_keyspace(seeded, sample=2000, seed=7, progress=steps.append)
     assert not sampled.complete and sampled.sample_size == 2000 and sampled.total_keys == len(TRUTH)
     assert {s.phase for s in steps} == {"scan", "describe"} and steps[-1].done == 2000
@@ -260,3 +260,15 @@ def test_a_pattern_limits_the_pass_and_a_cancel_stops_it(kv: KV[str]) -> None:
     cancel.set()
     with pytest.raises(Cancelled, match="cancelled"):
         analyze_keyspace(kv, sample=None, progress=False, cancel=cancel)
+
+
+def test_progress_reports_the_scan_of_dbsize_then_the_sample_described(kv: KV[str]) -> None:
+    kv.mset({f"a:{i}": "1" for i in range(300)})
+    steps: list[Progress] = []
+    analyze_keyspace(kv, sample=50, batch=20, scan_count=100, progress=steps.append)
+    scan = [s for s in steps if s.phase == "scan"]
+    assert steps[:len(scan)] == scan and len(scan) >= 3  # one step per SCAN call, then describe
+    assert all((s.total, s.unit) == (300, "keys") for s in scan)
+    assert [s.done for s in scan] == sorted(s.done for s in scan) and scan[-1].done == 300
+    assert scan[-1].note == "300 matching"
+    assert steps[len(scan):] == [Progress("describe", done, 50, "keys") for done in (20, 40, 50)]

@@ -16,6 +16,7 @@ from svckit.kv import (
     KV,
     BulkPlan,
     BulkSummary,
+    Progress,
     bulk_delete,
     bulk_expire,
     bulk_export,
@@ -47,7 +48,8 @@ def test_dry_run_counts_exactly_samples_and_writes_nothing(kv: KV[str]) -> None:
     _fill(kv, 1200)
     _others(kv)
     seen: list[int] = []
-    plan = plan_bulk(kv, "sess:*", sample=7, scan_count=100, progress=lambda p: seen.append(p.count))
+    plan = plan_bulk(kv, "sess:*", sample=7, scan_count=100,
+                     progress=lambda p: seen.append(int(p.note.split()[0].replace(",", ""))))
     assert isinstance(plan, BulkPlan)
     assert (plan.count, plan.complete) == (1200, True)
     assert len(plan.sample) == 7 and all(k.startswith("sess:") for k in plan.sample)
@@ -161,9 +163,9 @@ def test_cancel_stops_between_batches_and_reports_what_was_done(kv: KV[str]) -> 
     stop = threading.Event()
     batches: list[int] = []
 
-    def after_batch(summary: BulkSummary) -> None:
-        batches.append(summary.done)
-        if summary.batches == 3:
+    def after_batch(step: Progress) -> None:
+        batches.append(step.done)
+        if step.note == "3 batches":
             stop.set()
 
     summary = bulk_delete(kv, "sess:*", batch=100, scan_count=1000, cancel=stop, progress=after_batch)
@@ -254,3 +256,23 @@ def test_bulk_delete_of_100_000_keys_leaves_the_others_and_counts_exactly(tmp_pa
         assert kv.dbsize() == 3_000 + len(others)
         assert kv.mget(*others) == list(others.values())
         assert len(_keys(kv, "bigger:*")) == 3_000 and not _keys(kv, "big:*")
+
+
+def test_a_bulk_run_reports_keys_touched_of_the_plan_per_batch(kv: KV[str]) -> None:
+    _fill(kv, 250)
+    kv.set("sess:gone", "x")
+    plan = plan_bulk(kv, "sess:*", progress=False)
+    kv.delete("sess:gone")  # counted by the dry run, gone before the run's own SCAN
+    seen: list[Progress] = []
+    summary = bulk_delete(kv, plan, batch=100, progress=seen.append)
+    assert (summary.expected, summary.matched, summary.done, summary.batches) == (251, 250, 250, 3)
+    assert seen == [Progress("delete", 100, 251, "keys", "1 batches"), Progress("delete", 200, 251, "keys", "2 batches"),
+                    Progress("delete", 250, 251, "keys", "3 batches")]  # the total is the plan's count
+    _fill(kv, 30)
+    seen.clear()
+    bulk_export(kv, "sess:*", format="frame", batch=20, progress=seen.append)  # a pattern: no total known
+    assert [(p.phase, p.done, p.total, p.unit, p.note) for p in seen] == [
+        ("export", 20, None, "keys", "1 batches"), ("export", 30, None, "keys", "2 batches")]
+    seen.clear()
+    cleared = bulk_persist(kv, "sess:*", batch=20, progress=seen.append)  # no TTL to clear: every key skipped
+    assert (cleared.done, cleared.skipped) == (0, 30) and [p.done for p in seen] == [20, 30]

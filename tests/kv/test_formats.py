@@ -1,17 +1,21 @@
 """svckit.kv.formats: each encoding shows a valid value and says why an invalid one does not fit;
-binary values reach the formatter intact through ``KV.as_bytes()`` over real HTTP (both backends)."""
+binary values reach the formatter intact through ``KV.as_bytes()`` over real HTTP (both backends);
+``format_bytes`` is the one byte formatter of svckit."""
 
 from __future__ import annotations
 
 import base64
 import gzip
 import json
+import math
 
 import msgpack
+import numpy as np
+import pandas as pd
 import pytest
 
 from svckit.errors import InvalidArgument
-from svckit.kv import KV, available_encodings, format_value
+from svckit.kv import KV, available_encodings, format_bytes, format_value
 
 DOC = {"user": "ada", "tags": ["x", "y"], "n": 3}
 
@@ -77,3 +81,22 @@ def test_binary_values_reach_the_formatter_intact_through_as_bytes(kv: KV[str]) 
     assert json.loads(format_value(raw.get("blob:gz"), "gzip").text) == DOC
     assert json.loads(format_value(raw.get("blob:mp"), "msgpack").text) == DOC
     assert kv.decode and kv.get("blob:missing") is None  # the original client still answers in text
+
+
+@pytest.mark.parametrize(("n", "shown"), [
+    (0, "0 B"), (512, "512 B"), (1023, "1,023 B"), (1024, "1.0 KiB"), (1536, "1.5 KiB"),
+    (100_000, "97.7 KiB"), (1024**2, "1.0 MiB"), (5 * 1024**3 + 1, "5.0 GiB"), (3 * 1024**4, "3.0 TiB"),
+    (2048 * 1024**4, "2,048.0 TiB"), (-1536, "-1.5 KiB"), (1536.0, "1.5 KiB"),
+    (None, ""), (math.nan, ""), (pd.NA, ""), (np.float64("nan"), ""), (np.int64(1536), "1.5 KiB"),
+])
+def test_format_bytes_in_binary_units_with_separators(n: object, shown: str) -> None:
+    assert format_bytes(n) == shown  # type: ignore[arg-type]
+
+
+def test_format_bytes_is_one_function_for_frames_and_kv() -> None:
+    from svckit import frames
+    from svckit.kv import formats
+
+    assert frames.format_bytes is formats.format_bytes is format_bytes
+    assert "format_bytes" in frames.__all__
+    assert frames.format_limit(1024**2, "bytes") == "1.0 MiB" and frames.format_limit(None, "bytes") == "—"

@@ -16,11 +16,13 @@ from svckit.kv import (
     AsyncKV,
     KeyInfo,
     KeyScan,
+    Progress,
     ValuePage,
     adescribe_keys,
     aread_page,
     ascan_keys,
     describe_keys,
+    queue_read,
     read_page,
     scan_keys,
 )
@@ -75,11 +77,11 @@ def _all_pages(kv: KV[str], key: str, key_type: str, count: int = PAGE) -> list[
 
 def test_scan_stops_after_max_calls_with_its_progress_and_carries_on(kv: KV[str]) -> None:
     kv.mset({f"user:{i}": "x" for i in range(300)} | {f"other:{i}": "y" for i in range(50)})
-    seen: list[tuple[int, int]] = []
-    scan = scan_keys(kv, KeyScan("user:*", count=10), max_calls=3,
-                     progress=lambda s: seen.append((s.calls, s.scanned)))
+    seen: list[Progress] = []
+    scan = scan_keys(kv, KeyScan("user:*", count=10), max_calls=3, progress=seen.append)
     assert (scan.calls, scan.scanned, scan.complete) == (3, 30, False)
-    assert seen == [(1, 10), (2, 20), (3, 30)]
+    assert [(p.phase, p.done, p.total, p.unit) for p in seen] == [("scan", n, None, "keys") for n in (10, 20, 30)]
+    assert seen[-1].note == f"{len(scan.keys):,} matching"
     assert all(k.startswith("user:") for k in scan.keys)
     assert scan.cursor != 0
 
@@ -185,6 +187,33 @@ def test_every_paged_type_is_read_whole_across_pages(kv: KV[str]) -> None:
     assert stream_pages[0].next_cursor == f"{1_700_000_000_000 + PAGE - 1}-0"
 
 
+def test_whole_values_read_on_a_pipeline_equal_their_pages_put_together(kv: KV[str]) -> None:
+    """What bulk export queues: one read per key on one pipeline, the whole value of every type."""
+    _fill(kv)
+    kv.json_set("doc", "$", {"a": {"b": [1, 2]}})
+    types = {key: kv.type(key) for key in ("big:hash", "big:set", "big:zset", "big:list", "big:stream",
+                                            "greeting", "doc")}
+    assert set(types.values()) >= {"hash", "set", "zset", "list", "stream", "string"}
+    pipe = kv.pipeline()
+    decoders = {key: queue_read(pipe, key, key_type) for key, key_type in types.items()}
+    replies = pipe.exec()
+    assert len(replies) == len(types)  # one command per key
+    whole = {key: decode(reply) for (key, decode), reply in zip(decoders.items(), replies, strict=True)}
+    for key, key_type in types.items():
+        pages = _all_pages(kv, key, key_type, count=37)
+        value = whole[key]
+        assert (value.key, value.type, value.complete, value.start) == (key, key_type, True, 0)
+        if key_type == "hash":
+            assert value.items == {f: v for page in pages for f, v in page.items.items()} and len(pages) > 1
+        elif key_type == "set":
+            assert sorted(value.items) == sorted(m for page in pages for m in page.items) and len(pages) > 1
+        elif key_type in ("list", "zset", "stream"):
+            assert value.items == [item for page in pages for item in page.items] and len(value) == N
+        else:  # a string or a JSON document is one page
+            assert [value.items] == [page.items for page in pages]
+        assert read_page(kv, key, key_type, count=None) == value  # the same reader on the client
+
+
 def test_value_frame_of_a_later_page_keeps_true_indexes_and_ranks(kv: KV[str]) -> None:
     _fill(kv)
     second = read_page(kv, "big:list", "list", cursor=PAGE, count=PAGE)
@@ -229,8 +258,8 @@ async def test_async_scan_describe_and_pages(akv: AsyncKV[str]) -> None:
     await akv.rpush("big:list", *(f"e{i:03}" for i in range(N)))
     await akv.mset({f"user:{i}": "x" for i in range(40)})
     calls: list[int] = []
-    scan = await ascan_keys(akv, KeyScan("user:*", count=5), max_calls=2, progress=lambda s: calls.append(s.calls))
-    assert (scan.calls, calls, scan.complete) == (2, [1, 2], False)
+    scan = await ascan_keys(akv, KeyScan("user:*", count=5), max_calls=2, progress=lambda p: calls.append(p.done))
+    assert (scan.calls, calls, scan.complete) == (2, [5, 10], False)
     await ascan_keys(akv, scan)
     assert sorted(scan.keys) == sorted(f"user:{i}" for i in range(40))
 

@@ -10,6 +10,7 @@ import threading
 import pandas as pd
 import pytest
 
+from svckit._progress import Progress
 from svckit.vector.evaluation import (
     BATCH,
     configurations,
@@ -151,14 +152,12 @@ def test_cancel_stops_between_batches_and_keeps_the_rows_done():
     cancel = threading.Event()
     steps = []
 
-    def step(done, total):
-        steps.append((done, total))
+    def step(p):
+        steps.append((p.phase, p.done, p.total, p.unit))
         cancel.set()  # the user pressed Cancel during the first batch
 
-    per_query = evaluate(
-        FixedRankings(), labelled, k=3, kind="hybrid", cancel=cancel, on_step=step, progress=False
-    )
-    assert steps == [(1, 8)]  # 2 batches x 4 configurations planned, 1 done
+    per_query = evaluate(FixedRankings(), labelled, k=3, kind="hybrid", cancel=cancel, progress=step)
+    assert steps == [("evaluate", 1, 8, "batches")]  # 2 batches x 4 configurations planned, 1 done
     assert len(per_query) == BATCH and per_query.attrs["cancelled"] is True
 
 
@@ -226,3 +225,9 @@ def test_the_demo_evaluation_corpus_holds_every_relevant_text_and_some_distracto
     relevant = set().union(*demo_labelled_queries()["relevant"])
     assert relevant <= set(ids) and len(ids) == len(set(ids)) == len(relevant) + 50
     assert demo_labelled_queries(ids).equals(demo_labelled_queries())  # nothing dropped
+
+
+def test_progress_gets_one_evaluate_step_per_batch():
+    seen = []
+    evaluate(FixedRankings(), LABELLED, k=3, kind="hybrid", progress=seen.append)
+    assert seen == [Progress("evaluate", done, 4, "batches") for done in (1, 2, 3, 4)]  # 4 configurations
