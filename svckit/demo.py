@@ -106,7 +106,9 @@ class NotebookRun:
 
 def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeout: int = 600,
                      kernel_name: str = "python3") -> NotebookRun:
-    """Run one notebook in a fresh kernel (with ``env``) and write it as HTML into ``out_dir``.
+    """Run one notebook in a fresh kernel (with ``env``) and write it into ``out_dir`` twice: as a
+    notebook with its outputs and widget state (JupyterLab shows it without a kernel), and as an HTML
+    page that shows every widget's static view offline (:class:`svckit.export.OfflineHTMLExporter`).
 
     A failing cell stops that notebook; it is still written (with the traceback) so the failure can
     be read in the HTML.
@@ -115,7 +117,8 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
-    from nbconvert import HTMLExporter
+
+    from svckit.export import OfflineHTMLExporter
 
     nb = nbformat.read(path, as_version=4)
     from traitlets import default
@@ -147,9 +150,10 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     seconds = time.monotonic() - started
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path = out_dir / (path.stem + ".html")
-    with warnings.catch_warnings():  # plotly's JSON has no static HTML form; the widget state is kept
+    nbformat.write(nb, out_dir / path.name)
+    with warnings.catch_warnings():  # a chart inside a widget's state has no HTML of its own: its static view has
         warnings.filterwarnings("ignore", message="Your element with mimetype", category=UserWarning)
-        body, _ = HTMLExporter().from_notebook_node(nb)
+        body, _ = OfflineHTMLExporter().from_notebook_node(nb)
     html_path.write_text(body, encoding="utf-8")
     return NotebookRun(path, html_path, error is None, seconds, error)
 

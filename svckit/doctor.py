@@ -6,8 +6,8 @@ Three checks, each of which has caught a real broken install:
    version its specifier allows;
 2. every module of the package imports;
 3. every widget builds once, offline (no request is made). This is the check that finds a package
-   nobody declared: plotly >= 6 builds ``go.FigureWidget`` on ``anywidget`` without depending on it,
-   so an install that imports fine still fails the first time a chart is drawn.
+   nobody declared: it found plotly >= 6 building ``go.FigureWidget`` on ``anywidget`` without
+   depending on it, an install that imported fine and failed the first time a chart was drawn.
 
 The test suite runs the same checks before any test (tests/conftest.py), so a missing dependency
 stops CI at once with its name instead of failing dozens of tests minutes later.
@@ -27,7 +27,8 @@ DISTRIBUTION = "svckit"
 #: the extras a full install has (``pip install svckit[all]``), and the ones ``all`` stands for
 ALL_EXTRAS = ("sandbox", "local", "notebook")
 #: modules that need an extra, by name prefix; everything else needs only the core dependencies
-MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.vector.local": "local"}
+MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.vector.local": "local",
+                 "svckit.export": "notebook"}
 
 
 @dataclass(frozen=True)

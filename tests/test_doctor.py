@@ -31,14 +31,14 @@ def test_this_install_is_complete(capsys):
     assert "everything svckit needs is installed" in capsys.readouterr().out
 
 
-def test_a_package_plotly_needs_but_nobody_declared_is_named(tmp_path):
-    # plotly >= 6 builds FigureWidget on anywidget without depending on it: imports succeed, the
-    # first chart fails. The doctor builds every widget, so it finds this.
+def test_a_missing_widget_dependency_is_named(tmp_path):
+    # the charts' click relay is an anywidget: without it no widget module imports, and the doctor
+    # says which package to install rather than failing at the first chart
     proc = subprocess.run([sys.executable, "-m", "svckit.cli", "doctor"], env=hide_package(tmp_path, "anywidget"),
                           capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 1
     assert "missing or wrong: anywidget" in proc.stdout
-    assert "build AccountDashboard" in proc.stdout and "install 'anywidget'" in proc.stdout
+    assert "import svckit.widgets.workflow_timeline" in proc.stdout and "install 'anywidget'" in proc.stdout
 
 
 def test_a_missing_module_is_named_with_the_import_that_needs_it(tmp_path):

@@ -1,13 +1,14 @@
-"""Jupyter widgets over the svckit clients (see docs/architecture.md for the layers).
+"""Jupyter widgets over the svckit clients (docs/architecture.md: how they are built).
 
     from svckit.widgets import KVExplorer, AccountDashboard
-    KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub
+    KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub, bulk actions
     AccountDashboard(c.account)      # queue account limits, rotate / upgrade
     AccountDashboard(c.account, presets=svckit.sandbox.plans.PLAN_PRESETS)  # ... compared with a plan
 
-Widgets are imported lazily so ``import svckit.widgets`` stays cheap (plotly is loaded only by the
-widgets that draw charts). Shared pieces (tables, badges, ConfirmBar, StreamPump) are in
-``svckit.widgets._common``.
+Every widget weighs kilobytes when displayed (its charts are drawn by the notebook's own plotly.js,
+``_chart``) and writes a static view beside itself that a saved or exported notebook shows with no
+kernel (``_static``). Widgets are imported lazily so ``import svckit.widgets`` stays cheap. Shared
+pieces: drawing in ``_common``, threads in ``_jobs``, figures in ``_plots``.
 """
 
 from __future__ import annotations

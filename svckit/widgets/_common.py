@@ -1,20 +1,20 @@
-"""Pieces every svckit widget shares: HTML tables from frames, badges, a confirmation bar and a
-background pump that streams events into a widget.
+"""Pieces every svckit widget draws with: HTML tables from frames, badges, one message style, a
+confirmation bar and a re-entry guard. Threads (background jobs, event streams) are in ``_jobs``.
 
 Kept free of protocol logic (docs/architecture.md): these only draw and run callbacks.
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
-import threading
-from collections import deque
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Self
 
 import ipywidgets as W
 import pandas as pd
+import traitlets as T
+
+from svckit.errors import SvcError
 
 #: One small stylesheet, injected once per widget (an HTML widget with a <style> tag), so tables and
 #: badges look the same in JupyterLab, in exported HTML and in screenshots.
@@ -30,7 +30,8 @@ STYLE = """
   font: 600 11px/1.6 var(--jp-ui-font-family, sans-serif); color: white; }
 .svc-muted { color: #6b7280; font: 12px var(--jp-ui-font-family, sans-serif); }
 .svc-msg { font: 12px var(--jp-ui-font-family, sans-serif); padding: 2px 0; }
-.svc-msg.error { color: #b91c1c; } .svc-msg.ok { color: #15803d; } .svc-msg.info { color: #374151; }
+.svc-msg.error, .svc-error { color: #b91c1c; } .svc-msg.ok { color: #15803d; } .svc-msg.info { color: #374151; }
+.svc-caret { background: #b91c1c; color: white; }
 .svc-card { border: 1px solid #e5e7eb; border-radius: 6px; padding: 6px 10px; background: white; }
 .svc-card .svc-table td { white-space: normal; }
 .svc-card h4 { margin: 0 0 4px 0; font: 600 13px var(--jp-ui-font-family, sans-serif); color: #111827; }
@@ -60,8 +61,15 @@ def badge(text: str, color: str | None = None, title: str | None = None) -> str:
     return f'<span class="svc-badge" style="background:{color}"{tip}>{html.escape(str(text))}</span>'
 
 
-def message_html(text: str, kind: str = "info") -> str:
-    return f'<div class="svc-msg {kind}">{html.escape(text)}</div>' if text else ""
+def message_html(text: str, kind: str = "info", *, markup: bool = False) -> str:
+    """The one way a widget says something: ``kind`` is ``info``, ``ok`` or ``error``. ``text`` is
+    escaped, unless it is ``markup`` the caller built (and escaped the parts of) itself."""
+    return f'<div class="svc-msg {kind}">{text if markup else html.escape(text)}</div>' if text else ""
+
+
+def muted_html(text: str) -> str:
+    """Secondary text (counts, hints, where a figure comes from)."""
+    return f'<span class="svc-muted">{html.escape(text)}</span>'
 
 
 def format_duration(seconds: float) -> str:
@@ -110,20 +118,75 @@ def frame_html(frame: pd.DataFrame, max_rows: int = 200, formatters: dict[str, C
     return f'<table class="svc-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{more}'
 
 
+def error_text(exc: BaseException) -> str:
+    """An error as a widget says it: its message, cut at 300 characters."""
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 300 else text[:300] + "…"
+
+
+class MessageBar(W.HTML):
+    """The one line where a widget says what happened: ``say(text, kind)`` with kind ``info``,
+    ``ok`` or ``error`` (one style everywhere: :func:`message_html`), and ``attempt()`` for a request
+    whose failure is said rather than raised. ``message`` and ``message_kind`` are traits, so an app
+    links them to its own."""
+
+    message = T.Unicode("")
+    message_kind = T.Unicode("info")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_class("svc-message")
+        self.observe(lambda _c: setattr(self, "value", message_html(self.message, self.message_kind)),
+                     names=["message", "message_kind"])
+
+    def say(self, text: str, kind: str = "info") -> None:
+        self.message_kind = kind
+        self.message = text
+
+    def attempt(self, action: Callable[[], Any], failed: str, done: str | Callable[[Any], str]) -> tuple[bool, Any]:
+        """Run ``action``: say ``done`` (or ``done(result)``) when it works, ``failed: <why>`` when the
+        service refuses it. Returns (worked, result)."""
+        try:
+            result = action()
+        except SvcError as exc:
+            self.say(f"{failed}: {error_text(exc)}", "error")
+            return False, None
+        self.say(done(result) if callable(done) else done, "ok")
+        return True, result
+
+
+class Quiet:
+    """A re-entry guard that cannot be left set: ``with self._quiet:`` around code that sets a control
+    whose observer must not act on it; the observer checks ``if self._quiet: return``."""
+
+    def __init__(self) -> None:
+        self._depth = 0
+
+    def __bool__(self) -> bool:
+        return self._depth > 0
+
+    def __enter__(self) -> Self:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+
+
 class ConfirmBar(W.HBox):
     """"Delete key X?  [Confirm] [Cancel]": an action runs only after an explicit second click.
 
     ``ask(question, action)`` shows the bar; ``confirm()`` runs the pending action, ``cancel()``
-    drops it. Both are public so tests (and other widgets) drive the bar without clicking.
-    """
+    drops it. Both are public so tests (and other widgets) drive the bar without clicking. ``extra``
+    widgets (fields that tune the action) sit between the question and the buttons."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: Sequence[W.Widget] = (), *, cancel_label: str = "Cancel") -> None:
         self.question = W.HTML()
         self.confirm_button = W.Button(description="Confirm", button_style="danger", icon="check",
-                                       layout=W.Layout(width="110px"))
-        self.cancel_button = W.Button(description="Cancel", layout=W.Layout(width="90px"))
-        super().__init__([self.question, self.confirm_button, self.cancel_button],
-                         layout=W.Layout(display="none", align_items="center",
+                                       layout=W.Layout(width="auto", min_width="110px"))
+        self.cancel_button = W.Button(description=cancel_label, layout=W.Layout(width="90px"))
+        super().__init__([self.question, *extra, self.confirm_button, self.cancel_button],
+                         layout=W.Layout(display="none", align_items="center", flex_flow="row wrap",
                                          padding="4px 8px", border="1px solid #fca5a5"))
         self.add_class("svc-confirm")
         self._action: Callable[[], Any] | None = None
@@ -134,9 +197,12 @@ class ConfirmBar(W.HBox):
     def pending(self) -> bool:
         return self._action is not None
 
-    def ask(self, question: str, action: Callable[[], Any], confirm_label: str = "Confirm") -> None:
+    def ask(self, question: str, action: Callable[[], Any], confirm_label: str = "Confirm", *,
+            html_question: bool = False) -> None:
+        """Show ``question`` (plain text, or HTML with ``html_question``) and wait for a click."""
         self._action = action
-        self.question.value = f'<span class="svc-msg">{html.escape(question)}</span>'
+        text = question if html_question else html.escape(question)
+        self.question.value = f'<span class="svc-msg">{text}</span>'
         self.confirm_button.description = confirm_label
         self.layout.display = "flex"
 
@@ -150,92 +216,19 @@ class ConfirmBar(W.HBox):
         self.layout.display = "none"
 
 
-class StreamPump:
-    """Read an event iterator in a background thread and show the newest lines in an HTML widget.
+class Composed:
+    """An app widget made of views (one per tab or panel). A public name it does not hold itself is
+    looked up on its views, in order: ``explorer.key_list`` is ``explorer.browser.key_list``. So a
+    notebook, a test or user CSS reaches any control by the name it always had, while each view stays
+    small. Private names are never forwarded (traitlets probes ``_<trait>_changed`` on the app)."""
 
-    Stopping must not leave a thread blocked in a network read: ``stop()`` sets a flag, closes the
-    stream and joins the thread. The stream's ``close()`` must be safe from another thread and end
-    a blocked read (the clients' SSE streams, ``kv.monitor()`` and ``kv.subscribe()``, are); a
-    stream that cannot be interrupted that way makes ``stop()`` return False after ``timeout``.
-    """
+    _views: tuple[Any, ...] = ()
 
-    def __init__(self, target: W.HTML, fmt: Callable[[Any], str], max_lines: int = 200,
-                 on_event: Callable[[Any], None] | None = None) -> None:
-        self.target = target
-        self.fmt = fmt
-        self.lines: deque[str] = deque(maxlen=max_lines)
-        self.count = 0
-        self.error: str | None = None
-        self.on_event = on_event
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._stream: Any = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self, open_stream: Callable[[], Iterable[Any]]) -> None:
-        if self.running:
-            return
-        self._stop.clear()
-        self.error = None
-        self._stream = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(open_stream,), daemon=True,
-                                        name="svckit-stream")
-        self._thread.start()
-        # wait until the stream is open so an event sent right after start() is not missed
-        self._ready.wait(timeout=10)
-
-    def _run(self, open_stream: Callable[[], Iterable[Any]]) -> None:
-        try:
-            self._stream = open_stream()
-            iterator = iter(self._stream)
-            self._ready.set()
-            if self._stop.is_set():  # stop() came while the stream was opening
-                _close(self._stream)
-                return
-            for event in iterator:
-                if self._stop.is_set():
-                    break
-                self.count += 1
-                self.lines.append(self.fmt(event))
-                if self.on_event is not None:
-                    self.on_event(event)
-                self._render()
-            _close(iterator)
-        except Exception as exc:  # noqa: BLE001 - shown in the widget, the thread ends
-            if not self._stop.is_set():
-                self.error = f"{type(exc).__name__}: {exc}"
-                self._render()
-        finally:
-            self._ready.set()
-
-    def _render(self) -> None:
-        body = "\n".join(html.escape(line) for line in self.lines) or "waiting for events…"
-        err = message_html(self.error, "error") if self.error else ""
-        self.target.value = f'{err}<div class="svc-log">{body}</div>'
-
-    def stop(self, timeout: float = 5.0) -> bool:
-        """Stop reading; True when the thread has ended."""
-        self._stop.set()
-        if self._stream is not None:
-            with contextlib.suppress(Exception):  # a stream that already ended
-                _close(self._stream)
-        if self._thread is not None:
-            self._thread.join(timeout)
-        ended = not self.running
-        if ended:
-            self._thread = None
-        return ended
-
-    def clear(self) -> None:
-        self.lines.clear()
-        self._render()
-
-
-def _close(stream: Any) -> None:
-    close = getattr(stream, "close", None)
-    if callable(close):
-        close()
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            for view in self.__dict__.get("_views", ()):
+                try:
+                    return getattr(view, name)
+                except AttributeError:
+                    continue
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -24,29 +24,23 @@ from typing import Any
 
 import ipywidgets as W
 import pandas as pd
-import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
 from svckit.account.client import QueueAccountAdmin
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import SvcError, mask
-from svckit.widgets._common import ConfirmBar, badge, message_html, style_widget
-
-CURRENT_COLOR, OTHER_COLOR = "#2563eb", "#f59e0b"
-
-
-def frames_color(name: str) -> str:
-    from svckit.widgets._common import BADGE_COLORS
-
-    return BADGE_COLORS.get(name, "#4b5563")
+from svckit.widgets._chart import Chart
+from svckit.widgets._common import BADGE_COLORS, ConfirmBar, MessageBar, badge, style_widget
+from svckit.widgets._plots import limits_figure
+from svckit.widgets._static import StaticView
 
 
 def _plain(value: Any) -> str:
     return str(getattr(value, "value", value) or "")
 
 
-class AccountDashboard(W.VBox):
+class AccountDashboard(StaticView, W.VBox):
     """``AccountDashboard(account, presets=PLAN_PRESETS)`` with an ``svckit.account.Account`` client
     and, to compare with, plan name -> limit values (``compare_plan`` picks the one shown)."""
 
@@ -69,8 +63,9 @@ class AccountDashboard(W.VBox):
         self.add_class("svc-account-dashboard")
         self.set_trait("compare_plan", compare_plan if compare_plan in self.presets else next(iter(self.presets), ""))
         self.compare_box.value = self.compare_plan or None
+        T.link((self, "message"), (self.msg, "message"))
+        T.link((self, "message_kind"), (self.msg, "message_kind"))
         self.observe(lambda _c: self._render(), names=["account", "compare_plan"])
-        self.observe(lambda _c: self._show_message(), names=["message", "message_kind"])
         if autorefresh:
             self.refresh()
 
@@ -90,20 +85,10 @@ class AccountDashboard(W.VBox):
         self.upgrade_button = W.Button(description="Upgrade", icon="arrow-up", button_style="primary",
                                        layout=W.Layout(width="110px"))
         self.confirm_bar = ConfirmBar()
-        self.msg = W.HTML()
-        self.msg.add_class("svc-message")
+        self.msg = MessageBar()
         self.groups_box = W.GridBox(layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(360px, 1fr))",
                                                     grid_gap="8px", width="100%"))
-        self.figure = go.FigureWidget(layout=go.Layout(
-            barmode="group", height=560, margin={"l": 10, "r": 150, "t": 60, "b": 40}, template="plotly_white",
-            xaxis={"title": "share of the larger value (%)", "range": [0, 100], "ticksuffix": "%"},
-            yaxis={"autorange": "reversed"}, legend={"orientation": "h", "y": 1.06, "x": 0},
-            font={"size": 11},
-        ))
-        self.figure.add_bar(name="current", orientation="h", marker_color=CURRENT_COLOR, textposition="outside",
-                            cliponaxis=False)
-        self.figure.add_bar(name="other plan", orientation="h", marker_color=OTHER_COLOR, textposition="outside",
-                            cliponaxis=False)
+        self.figure = Chart().add_class("svc-limits-chart")
         self.refresh_button.on_click(lambda _b: self.refresh())
         self.compare_box.observe(lambda ch: setattr(self, "compare_plan", ch["new"] or ""), names="value")
         self.upgrade_box.observe(lambda ch: setattr(self, "upgrade_plan", ch["new"] or ""), names="value")
@@ -120,11 +105,7 @@ class AccountDashboard(W.VBox):
 
     # ------------------------------------------------------------------ actions
     def _say(self, text: str, kind: str = "info") -> None:
-        self.message_kind = kind
-        self.message = text
-
-    def _show_message(self) -> None:
-        self.msg.value = message_html(self.message, self.message_kind)
+        self.msg.say(text, kind)
 
     def refresh(self) -> Any:
         """Load the account record again."""
@@ -200,8 +181,8 @@ class AccountDashboard(W.VBox):
         if not self.token_masked:
             self.token_masked = mask(getattr(acc, "token", None))
         created = frames.format_limit(getattr(acc, "creation_time", None), "unix s")
-        badges = [badge(f"plan: {plan or '?'}", frames_color(plan), title="plan"),
-                  badge(f"state: {state or '?'}", frames_color(state), title="account state")]
+        badges = [badge(f"plan: {plan or '?'}", BADGE_COLORS.get(plan, "#4b5563"), title="plan"),
+                  badge(f"state: {state or '?'}", BADGE_COLORS.get(state, "#4b5563"), title="account state")]
         if not getattr(acc, "active", True):
             badges.append(badge("inactive", "#dc2626", title="the account is not active"))
         if getattr(acc, "prod_pack_enabled", False):
@@ -241,15 +222,5 @@ class AccountDashboard(W.VBox):
     def _render_chart(self) -> None:
         if "compare" not in self.limits:
             return
-        cmp = frames.comparison_frame(self.limits)
-        labels = [f"{lab} ({unit})" if unit else lab for lab, unit in zip(cmp["label"], cmp["unit"])]
-        current_plan = _plain(getattr(self.account, "plan", "current"))
-        with self.figure.batch_update():
-            cur, oth = self.figure.data
-            cur.update(y=labels, x=list(cmp["current_pct"]), text=list(cmp["display"]),
-                       name=f"current ({current_plan})",
-                       hovertemplate="%{y}: %{text}<extra>current</extra>")
-            oth.update(y=labels, x=list(cmp["compare_pct"]), text=list(cmp["compare_display"]),
-                       name=f"{self.compare_plan} preset",
-                       hovertemplate="%{y}: %{text}<extra>" + html.escape(self.compare_plan) + "</extra>")
-            self.figure.layout.title = f"Limits: current ({current_plan}) vs the {self.compare_plan} preset"
+        current = _plain(getattr(self.account, "plan", "current"))
+        self.figure.show(limits_figure(frames.comparison_frame(self.limits), current=current, other=self.compare_plan))

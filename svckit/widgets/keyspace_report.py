@@ -19,15 +19,17 @@ from typing import Any
 
 import ipywidgets as W
 import pandas as pd
-import plotly.graph_objects as go
 import traitlets as T
 
 from svckit.errors import Cancelled
-from svckit.frames import format_bytes
-from svckit.kv.analysis import AnalysisProgress, analyze_keyspace
 from svckit.kv.analysis import KeyspaceReport as Report
-from svckit.widgets._common import frame_html, message_html, style_widget
-from svckit.widgets._plots import memory_treemap_figure, show_in, ttl_histogram_figure
+from svckit.kv.analysis import analyze_keyspace
+from svckit.kv.formats import format_bytes
+from svckit.widgets._chart import Chart
+from svckit.widgets._common import MessageBar, frame_html, muted_html, style_widget
+from svckit.widgets._jobs import BackgroundJob
+from svckit.widgets._plots import memory_treemap_figure, ttl_histogram_figure
+from svckit.widgets._static import StaticView
 
 
 def _bytes_cell(value: Any) -> str:
@@ -42,13 +44,13 @@ def _share_cell(value: Any) -> str:
     return '<span class="svc-muted">—</span>' if value is None or pd.isna(value) else f"{value:.1%}"
 
 
-#: figure widths in pixels: a FigureWidget does not follow its box's width
+#: figure widths in pixels: the two figures side by side
 TREEMAP_WIDTH, HISTOGRAM_WIDTH = 600, 460
 FORMATTERS: dict[str, Callable[[Any], str]] = {"memory": _bytes_cell, "memory ±": _bytes_cell, "bytes": _bytes_cell, "keys": _count_cell,
               "keys ±": _count_cell, "share": _share_cell, "share ±": _share_cell, "length": _count_cell}
 
 
-class KeyspaceReport(W.VBox):
+class KeyspaceReport(StaticView, W.VBox):
     """Analyse a keyspace: ``KeyspaceReport(kv)`` (an ``svckit.kv.KV`` client)."""
 
     pattern = T.Unicode("*")
@@ -66,9 +68,28 @@ class KeyspaceReport(W.VBox):
         #: extra keyword arguments of analyze_keyspace (delimiter, depth, top, big_value_bytes ...)
         self.options = options
         self.report: Report | None = None
-        self._cancel = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._build()
+        self.pattern_box = W.Text(description="pattern", layout=W.Layout(width="260px"))
+        self.sample_box = W.BoundedIntText(description="sample", min=2, max=10_000_000, step=1000,
+                                           layout=W.Layout(width="200px"))
+        self.complete_box = W.Checkbox(description="complete pass (every key)", indent=False,
+                                       layout=W.Layout(width="220px"))
+        self.run_button = W.Button(description="Run", button_style="primary", icon="play", layout=W.Layout(width="90px"))
+        self.cancel_button = W.Button(description="Cancel", icon="stop", disabled=True, layout=W.Layout(width="90px"))
+        self.controls = W.HBox([self.pattern_box, self.sample_box, self.complete_box, self.run_button,
+                                self.cancel_button], layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="320px"))
+        self.progress_label = W.HTML(muted_html("not run yet"))
+        self.progress_row = W.HBox([self.progress, self.progress_label], layout=W.Layout(align_items="center"))
+        self.message_view = MessageBar()
+        self.summary_view = W.HTML()
+        self.treemap = Chart(memory_treemap_figure(pd.DataFrame(
+            columns=["level", "prefix", "parent", "keys", "memory", "memory ±"])).update_layout(width=TREEMAP_WIDTH))
+        self.histogram = Chart(ttl_histogram_figure(pd.DataFrame(columns=["ttl", "keys", "keys ±"]))
+                               .update_layout(width=HISTOGRAM_WIDTH))
+        self.figures = W.HBox([self.treemap, self.histogram], layout=W.Layout(flex_flow="row wrap"))
+        self.table_views = {name: W.HTML() for name in ("by prefix", "by type", "TTL", "biggest", "big values")}
+        self.tables = W.Tab(children=list(self.table_views.values()), titles=list(self.table_views))
+        self.job = BackgroundJob(self.progress, self.progress_label, name="svckit-keyspace-report")
         super().__init__([style_widget(), self.controls, self.progress_row, self.message_view, self.summary_view,
                           self.figures, self.tables])
         self.add_class("svc-keyspace-report")
@@ -77,102 +98,50 @@ class KeyspaceReport(W.VBox):
         T.link((self, "pattern"), (self.pattern_box, "value"))
         T.link((self, "sample"), (self.sample_box, "value"))
         T.link((self, "complete"), (self.complete_box, "value"))
-        self.observe(self._on_message, names=["message", "message_kind"])
-        self.observe(self._on_complete, names=["complete"])
-        self._on_complete()
-
-    def _build(self) -> None:
-        self.pattern_box = W.Text(description="pattern", layout=W.Layout(width="260px"))
-        self.sample_box = W.BoundedIntText(description="sample", min=2, max=10_000_000, step=1000,
-                                           layout=W.Layout(width="200px"))
-        self.complete_box = W.Checkbox(description="complete pass (every key)", indent=False,
-                                       layout=W.Layout(width="220px"))
-        self.run_button = W.Button(description="Run", button_style="primary", icon="play",
-                                   layout=W.Layout(width="90px"))
-        self.cancel_button = W.Button(description="Cancel", icon="stop", disabled=True, layout=W.Layout(width="90px"))
+        T.link((self, "message"), (self.message_view, "message"))
+        T.link((self, "message_kind"), (self.message_view, "message_kind"))
         self.run_button.on_click(lambda _b: self.run())
         self.cancel_button.on_click(lambda _b: self.cancel())
-        self.controls = W.HBox([self.pattern_box, self.sample_box, self.complete_box, self.run_button,
-                                self.cancel_button], layout=W.Layout(align_items="center", flex_flow="row wrap"))
-        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="320px"))
-        self.progress_label = W.HTML('<span class="svc-muted">not run yet</span>')
-        self.progress_row = W.HBox([self.progress, self.progress_label], layout=W.Layout(align_items="center"))
-        self.message_view = W.HTML()
-        self.summary_view = W.HTML()
-        self.treemap = go.FigureWidget(memory_treemap_figure(pd.DataFrame(
-            columns=["level", "prefix", "parent", "keys", "memory", "memory ±"])).update_layout(width=TREEMAP_WIDTH))
-        self.histogram = go.FigureWidget(ttl_histogram_figure(pd.DataFrame(columns=["ttl", "keys", "keys ±"]))
-                                         .update_layout(width=HISTOGRAM_WIDTH))
-        self.figures = W.HBox([self.treemap, self.histogram], layout=W.Layout(flex_flow="row wrap"))
-        self.table_views = {name: W.HTML() for name in ("by prefix", "by type", "TTL", "biggest", "big values")}
-        self.tables = W.Tab(children=list(self.table_views.values()))
-        for i, name in enumerate(self.table_views):
-            self.tables.set_title(i, name)
+        self.observe(self._on_complete, names=["complete"])
+        self.observe(self._on_running, names=["running"])
+        self._on_complete()
 
     # ------------------------------------------------------------------ public
 
     def run(self, *, background: bool = True) -> None:
-        """Start a pass with the current settings (in a thread unless ``background=False``)."""
+        """Start a pass with the current settings (a background job unless ``background=False``)."""
         if self.running:
             return
-        self._cancel.clear()
         self.running = True
-        self.run_button.disabled = True
-        self.cancel_button.disabled = False
-        self.progress.value, self.progress.max = 0, 1
-        self.progress_label.value = '<span class="svc-muted">starting…</span>'
         self.message = ""
-        if background:
-            self._thread = threading.Thread(target=self._work, daemon=True, name="svckit-keyspace-report")
-            self._thread.start()
-        else:
-            self._work()
+        pattern, sample, seed = self.pattern or "*", None if self.complete else self.sample, self.seed
+
+        def work(progress: Any, cancel: threading.Event) -> Report:
+            return analyze_keyspace(self.kv, pattern, sample=sample, seed=seed, progress=progress, cancel=cancel,
+                                    **self.options)
+
+        self.job.start(work, on_done=self.show, on_error=self._failed, background=background)
 
     def cancel(self) -> None:
         """Stop the running pass at its next request; the previous report stays shown."""
-        self._cancel.set()
+        self.job.cancel()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background pass; True when none is running any more."""
-        if self._thread is not None:
-            self._thread.join(timeout)
+        self.job.wait(timeout)
         return not self.running
-
-    # ------------------------------------------------------------------ work
-
-    def _work(self) -> None:
-        try:
-            report = analyze_keyspace(self.kv, self.pattern or "*", sample=None if self.complete else self.sample,
-                                      seed=self.seed, progress=self._on_progress, cancel=self._cancel,
-                                      **self.options)
-        except Cancelled:
-            self.message_kind, self.message = "info", "Cancelled: no report for this run."
-        except Exception as exc:  # noqa: BLE001 - shown in the widget
-            self.message_kind, self.message = "error", f"The analysis failed: {exc}"
-        else:
-            self.show(report)
-        finally:
-            self.running = False
-            self.run_button.disabled = False
-            self.cancel_button.disabled = True
-
-    def _on_progress(self, step: AnalysisProgress) -> None:
-        self.progress.max = max(step.total, 1)
-        self.progress.value = min(step.done, self.progress.max)
-        verb = "scanned" if step.phase == "scan" else "described"
-        self.progress_label.value = (f'<span class="svc-muted">{step.phase}: {step.done:,} of '
-                                     f'{step.total:,} keys {verb}</span>')
 
     def show(self, report: Report) -> None:
         """Draw a report (also one computed outside the widget)."""
+        self.running = False
         self.report = report
         self.summary_view.value = (f'<div class="svc-msg info" style="font-size:13px">{html.escape(report.summary())}'
                                    "</div>")
         done = report.sample_size
         self.progress.max, self.progress.value = max(done, 1), done
-        self.progress_label.value = f'<span class="svc-muted">done: {done:,} keys described</span>'
-        show_in(self.treemap, memory_treemap_figure(report.by_prefix).update_layout(width=TREEMAP_WIDTH))
-        show_in(self.histogram, ttl_histogram_figure(report.ttl).update_layout(width=HISTOGRAM_WIDTH))
+        self.progress_label.value = muted_html(f"done: {done:,} keys described")
+        self.treemap.show(memory_treemap_figure(report.by_prefix).update_layout(width=TREEMAP_WIDTH))
+        self.histogram.show(ttl_histogram_figure(report.ttl).update_layout(width=HISTOGRAM_WIDTH))
         sampled = not report.complete
         prefix = report.by_prefix.drop(columns=["parent"] + ([] if sampled else ["keys ±", "memory ±", "sampled"]))
         ttl = report.ttl if sampled else report.ttl.drop(columns=["keys ±", "sampled"])
@@ -187,8 +156,15 @@ class KeyspaceReport(W.VBox):
 
     # ------------------------------------------------------------------ handlers
 
-    def _on_message(self, _change: Any = None) -> None:
-        self.message_view.value = message_html(self.message, self.message_kind)
+    def _failed(self, exc: BaseException) -> None:
+        self.running = False
+        if isinstance(exc, Cancelled):
+            self.message_kind, self.message = "info", "Cancelled: no report for this run."
+        else:
+            self.message_kind, self.message = "error", f"The analysis failed: {exc}"
+
+    def _on_running(self, _change: Any = None) -> None:
+        self.run_button.disabled, self.cancel_button.disabled = self.running, not self.running
 
     def _on_complete(self, _change: Any = None) -> None:
         self.sample_box.disabled = self.complete

@@ -1,8 +1,8 @@
 """Monitor profiler: commands per second, command mix, hottest keys and prefixes, refreshed live.
 
-``MonitorProfiler(kv)``: Start opens ``kv.monitor()`` in a reader thread that feeds a
-:class:`svckit.kv.MonitorProfile`; a second thread redraws the table and the figure every
-``interval`` seconds (1 s). Stop closes the stream (which ends a blocked read) and joins both.
+``MonitorProfiler(kv)``: Start opens ``kv.monitor()`` in a :class:`~svckit.widgets._jobs.StreamPump`
+that feeds a :class:`svckit.kv.MonitorProfile`; a background job redraws the table and the figure
+every ``interval`` seconds (1 s). Stop closes the stream (which ends a blocked read) and ends both.
 
 Bounded memory: the profile keeps Space-Saving counters (``capacity`` keys and prefixes, 256
 command names) and ``history`` seconds of rates, whatever the traffic (see
@@ -15,25 +15,26 @@ handlers; state is in traits (``running``, ``events``, ``commands_per_second``, 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import html
 import threading
 from typing import Any
 
 import ipywidgets as W
-import plotly.graph_objects as go
 import traitlets as T
 
 from svckit.kv.profiler import MonitorProfile, ProfileSnapshot
-from svckit.widgets._common import frame_html, message_html, style_widget
-from svckit.widgets._plots import profile_figure, show_in
+from svckit.widgets._chart import Chart
+from svckit.widgets._common import MessageBar, frame_html, style_widget
+from svckit.widgets._jobs import BackgroundJob, StreamPump
+from svckit.widgets._plots import profile_figure
+from svckit.widgets._static import StaticView
 
-#: pixels: a FigureWidget does not follow its box's width
+#: pixels: the four panels side by side in pairs
 FIGURE_WIDTH = 1000
 
 
-class MonitorProfiler(W.VBox):
+class MonitorProfiler(StaticView, W.VBox):
     """Profile live traffic: ``MonitorProfiler(kv)`` (an ``svckit.kv.KV`` client)."""
 
     running = T.Bool(False)
@@ -51,30 +52,26 @@ class MonitorProfiler(W.VBox):
                                               delimiter=delimiter, prefix_depth=prefix_depth)
         self.profile = self._new_profile()
         self.snapshot: ProfileSnapshot | None = None
-        self._stop = threading.Event()
-        self._stream: Any = None
-        self._reader: threading.Thread | None = None
-        self._painter: threading.Thread | None = None
-        self._build()
-        super().__init__([style_widget(), self.controls, self.message_view, self.status, self.figure, self.tables],
-                         **traits)
-        self.add_class("svc-monitor-profiler")
-        self.observe(self._on_message, names=["message", "message_kind"])
-        self.refresh()
-
-    def _build(self) -> None:
         self.toggle = W.ToggleButton(description="Start", icon="play", value=False, layout=W.Layout(width="100px"))
         self.reset_button = W.Button(description="Reset", icon="eraser", layout=W.Layout(width="90px"))
-        self.toggle.observe(self._on_toggle, names="value")
-        self.reset_button.on_click(lambda _b: self.reset())
         self.controls = W.HBox([self.toggle, self.reset_button])
-        self.message_view = W.HTML()
+        self.message_view = MessageBar()
         self.status = W.HTML()
-        self.figure = go.FigureWidget()
+        self.figure = Chart()
         self.table_views = {name: W.HTML() for name in ("commands", "keys", "prefixes")}
         self.tables = W.HBox([W.VBox([W.HTML(f"<h4>{name}</h4>"), view], layout=W.Layout(width="33%"))
                               for name, view in self.table_views.items()])
         self.tables.add_class("svc-card")
+        self.reader = StreamPump(None, on_event=lambda event: self.profile.feed(event))
+        self.painter = BackgroundJob(name="svckit-profiler-paint")
+        super().__init__([style_widget(), self.controls, self.message_view, self.status, self.figure, self.tables],
+                         **traits)
+        self.add_class("svc-monitor-profiler")
+        T.link((self, "message"), (self.message_view, "message"))
+        T.link((self, "message_kind"), (self.message_view, "message_kind"))
+        self.toggle.observe(self._on_toggle, names="value")
+        self.reset_button.on_click(lambda _b: self.reset())
+        self.refresh()
 
     # ------------------------------------------------------------------ public
 
@@ -82,34 +79,21 @@ class MonitorProfiler(W.VBox):
         """Open the monitor stream and start profiling (returns once the stream is open)."""
         if self.running:
             return
-        self._stop.clear()
         self.message = ""
-        opened = threading.Event()
-        self._reader = threading.Thread(target=self._read, args=(opened,), daemon=True, name="svckit-profiler")
-        self._reader.start()
-        opened.wait(10)
-        self._painter = threading.Thread(target=self._paint, daemon=True, name="svckit-profiler-paint")
-        self._painter.start()
+        self.reader.start(self.kv.monitor)
+        self.painter.start(self._paint)
         self.running = True
         self.toggle.description, self.toggle.icon = "Stop", "stop"
-        if not self.toggle.value:
-            self.toggle.value = True
+        self.toggle.value = True
 
     def stop(self, timeout: float = 5.0) -> bool:
-        """Stop reading and redrawing; True when both threads ended. The profile is kept."""
-        self._stop.set()
-        stream = self._stream
-        if stream is not None:
-            with contextlib.suppress(Exception):  # a stream that already ended
-                stream.close()
-        for thread in (self._reader, self._painter):
-            if thread is not None:
-                thread.join(timeout)
-        ended = not any(t is not None and t.is_alive() for t in (self._reader, self._painter))
+        """Stop reading and redrawing; True when both ended. The profile is kept."""
+        ended = self.reader.stop(timeout)
+        self.painter.cancel()
+        ended = self.painter.wait(timeout) and ended
         self.running = False
         self.toggle.description, self.toggle.icon = "Start", "play"
-        if self.toggle.value:
-            self.toggle.value = False
+        self.toggle.value = False
         self.refresh()
         return ended
 
@@ -119,60 +103,42 @@ class MonitorProfiler(W.VBox):
         self.refresh()
 
     def refresh(self) -> ProfileSnapshot:
-        """Redraw from the profile now (the paint thread calls this every ``interval`` seconds)."""
+        """Redraw from the profile now (the painter calls this every ``interval`` seconds)."""
         snap = self.profile.snapshot(top=self.top)
         self.snapshot = snap
         self.events = snap.events
         self.commands_per_second = snap.commands_per_second
+        if self.reader.error:
+            self._say(f"The monitor stream failed: {self.reader.error}")
         exact = "exact" if snap.distinct_keys_exact else "Space-Saving estimates (count − error ≤ true ≤ count)"
-        state = "profiling" if self.running or (self._reader is not None and self._reader.is_alive()) else "stopped"
+        state = "profiling" if self.reader.running else "stopped"
         self.status.value = (
             f'<div class="svc-msg info"><b>{snap.commands_per_second:,.1f}</b> commands/s over the last '
             f"{snap.window:g} s · {snap.events:,} commands seen · {state} · key counts: {html.escape(exact)} · "
             f"memory bounded: {self.profile.keys.capacity:,} key and prefix counters, "
             f"{self.profile.history} s of rates</div>")
-        show_in(self.figure, profile_figure(snap.rate, snap.commands, snap.keys, snap.prefixes, top=self.top)
-                .update_layout(width=FIGURE_WIDTH))
+        self.figure.show(profile_figure(snap.rate, snap.commands, snap.keys, snap.prefixes, top=self.top)
+                         .update_layout(width=FIGURE_WIDTH))
         for name, frame in (("commands", snap.commands), ("keys", snap.keys), ("prefixes", snap.prefixes)):
             shown = frame.assign(share=frame["share"].map("{:.1%}".format))
             self.table_views[name].value = frame_html(shown, max_rows=self.top) if len(frame) else \
                 '<div class="svc-muted">nothing yet</div>'
         return snap
 
-    # ------------------------------------------------------------------ threads
+    # ------------------------------------------------------------------ the painter
 
-    def _read(self, opened: threading.Event) -> None:
-        try:
-            self._stream = self.kv.monitor()
-            opened.set()
-            for event in self._stream:
-                if self._stop.is_set():
-                    break
-                self.profile.feed(event)
-        except Exception as exc:  # noqa: BLE001 - shown in the widget, the thread ends
-            if not self._stop.is_set():
-                self.message_kind, self.message = "error", f"The monitor stream failed: {exc}"
-        finally:
-            opened.set()
-            stream, self._stream = self._stream, None
-            if stream is not None:
-                with contextlib.suppress(Exception):
-                    stream.close()
-
-    def _paint(self) -> None:
-        while not self._stop.wait(self.interval):
+    def _paint(self, _progress: Any, cancel: threading.Event) -> None:
+        while not cancel.wait(self.interval):
             try:
                 self.refresh()
             except Exception as exc:  # noqa: BLE001 - keep painting; say what failed
-                self.message_kind, self.message = "error", f"Redraw failed: {exc}"
+                self._say(f"Redraw failed: {exc}")
 
-    # ------------------------------------------------------------------ handlers
+    def _say(self, text: str) -> None:
+        self.message_kind, self.message = "error", text
 
     def _on_toggle(self, change: Any) -> None:
         if change["new"] and not self.running:
             self.start()
         elif not change["new"] and self.running:
             self.stop()
-
-    def _on_message(self, _change: Any = None) -> None:
-        self.message_view.value = message_html(self.message, self.message_kind)

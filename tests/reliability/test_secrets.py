@@ -7,7 +7,8 @@ minted by a rotation) is searched, as its full value, in:
   commands, unknown resources, a server that never answers);
 - everything logged (caplog, DEBUG on every logger, httpx and httpcore included) and written to
   stdout/stderr (capfd) during the test, and the stderr and non-SVC_* stdout of ``svckit sandbox``;
-- every trait value and rendered HTML/Output of every widget in svckit/widgets, built against the sandbox;
+- every trait value, rendered HTML/Output and static view of every widget in svckit/widgets, built
+  against the sandbox;
 - the executed notebooks of notebooks/, as JSON and as HTML.
 
 ``svckit sandbox`` prints ``SVC_*=value`` lines with tokens on stdout by design (docs/architecture.md):
@@ -196,7 +197,7 @@ def _widget_states(sandbox: Sandbox) -> list[tuple[str, Any]]:
     dashboard.refresh()
     dashboard.compare("paid")
     built.append(dashboard)
-    from svckit.widgets.vector_playground import LocalCorpus
+    from svckit.vector.routing import LocalCorpus
 
     small = LocalCorpus([{"id": f"doc-{i}", "data": text} for i, text in enumerate(
         ["parse json text", "read a file from disk", "open a network socket"])])  # the local side stays small
@@ -215,6 +216,7 @@ def _widget_states(sandbox: Sandbox) -> list[tuple[str, Any]]:
         states.append((f"{type(widget).__name__} repr", repr(widget)))
     for widget in built:
         states.append((f"{type(widget).__name__} traits", {n: getattr(widget, n) for n in widget.trait_names()}))
+        states.append((f"{type(widget).__name__} static view", widget.static_html()))
         if hasattr(widget, "close"):
             widget.close()
     clients.close()
@@ -258,6 +260,7 @@ def test_no_secret_in_reprs_errors_logs_output_or_widgets(demo, capfd, caplog):
         dashboard = widgets.AccountDashboard(fresh.account)
         masked = dashboard.rotate_token()
         hay.add("AccountDashboard after rotation", dashboard.get_state())
+        hay.add("AccountDashboard static view after rotation", dashboard.static_html())
         hay.add("AccountDashboard message", dashboard.message)
     rotated = sandbox.area("account").store.queue_account()  # type: ignore[attr-defined]
     assert masked and rotated["token"] != secrets["queue token"]

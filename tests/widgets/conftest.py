@@ -35,7 +35,7 @@ def corpus_items() -> list[dict]:
 @pytest.fixture(scope="session")
 def local_corpus(corpus_items):
     """One LocalCorpus for the session: the model and the three small indexes are built once."""
-    from svckit.widgets.vector_playground import LocalCorpus
+    from svckit.vector.routing import LocalCorpus
 
     corpus = LocalCorpus(corpus_items)
     for kind in ("dense", "sparse", "hybrid"):

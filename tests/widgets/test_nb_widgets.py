@@ -337,7 +337,7 @@ def test_stream_pump_stop_closes_a_blocked_stream():
 
     import ipywidgets as W
 
-    from svckit.widgets._common import StreamPump
+    from svckit.widgets._jobs import StreamPump
 
     end = object()
 

@@ -177,7 +177,7 @@ def test_a_hit_of_the_results_tab_opens_in_full(playground):
 def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(demo_sandbox, monkeypatch):
     from upstash_vector import Index
 
-    from svckit.widgets import vector_playground as vp
+    from svckit.vector import projection as vp
 
     ix = Index(demo_sandbox.env["SVC_VECTOR_URL"], demo_sandbox.env["SVC_VECTOR_TOKEN"], retries=0)
     rng = np.random.default_rng(7)

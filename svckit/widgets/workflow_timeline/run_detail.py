@@ -1,0 +1,40 @@
+"""What the timeline says about one run: its header and its steps as a table."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+
+
+def state_of(x: Any) -> Any:
+    """Enum members -> their value (the queue models keep unknown states as plain str)."""
+    return getattr(x, "value", x)
+
+
+def run_detail_html(run: Any, steps: pd.DataFrame) -> str:
+    """The run's id, state, URL, times, label and DLQ id, then one row per step (``steps`` is
+    :func:`svckit.frames.steps_frame` of the run)."""
+    e = html.escape
+    head = (f"<b>{e(run.workflow_run_id)}</b> · {e(state_of(run.workflow_state))} · {e(run.workflow_url)}"
+            f"<br>created {run.created_at:%Y-%m-%d %H:%M:%S.%f}"[:-3] + " UTC")
+    if run.workflow_run_completed_at is not None:
+        head += f" · completed {run.completed_at:%Y-%m-%d %H:%M:%S} UTC"
+    if getattr(run, "label", None):
+        head += f" · label <code>{e(run.label)}</code>"
+    if getattr(run, "dlq_id", None):
+        head += f" · DLQ <code>{e(run.dlq_id)}</code>"
+    rows = []
+    for s in steps.itertuples():
+        out = "" if s.out is None or pd.isna(s.out) else str(s.out)
+        dur = (s.end - s.start).total_seconds()
+        rows.append(
+            f"<tr><td>{s.group}{'∥' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
+            f"<td>{e(str(s.step_name))}</td><td>{e(str(s.step_type))}</td><td>{e(str(s.state))}</td>"
+            f"<td>{s.start:%H:%M:%S.%f}"[:-3] + f"</td><td>{dur:.2f} s{' ⏵ running' if s.running else ''}</td>"
+            f"<td>{s.retries}</td><td><code>{e(out[:300])}{'…' if len(out) > 300 else ''}</code></td></tr>")
+    table = ("<table class='svckit-steps svc-table'><thead><tr><th>group</th><th>lane</th><th>step</th><th>type</th>"
+             "<th>state</th><th>start</th><th>to next event</th><th>retries</th><th>out</th></tr></thead>"
+             f"<tbody>{''.join(rows)}</tbody></table>")
+    return f"<div style='font-size:12px'>{head}{table}</div>"
