@@ -1,5 +1,7 @@
 """One JupyterLab harness for every browser test: JupyterLab on loopback, Debian's chromium driven by
-playwright (never ``playwright install``: the browser is /usr/bin/chromium).
+playwright (never ``playwright install``: the browser is /usr/bin/chromium). The same server serves
+Notebook 7 (the ``notebook`` package's pages): ``run_notebook(..., ui="notebook")`` opens a notebook
+there instead of in JupyterLab; both expose the application to the page, so the checks are the same.
 
 A browser test that fails must say why, at once: ``run_notebook`` stops on the first cell that
 raises (with its traceback) instead of waiting for the rest, and on a widget that does not render
@@ -31,6 +33,8 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-b
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "test-output" / "screenshots"
+#: the user interfaces the browser tests run notebooks in: JupyterLab 4 and Notebook 7
+UIS = ("lab", "notebook")
 #: every page opened by ``open_page`` during the running test (read by the failure report hook)
 PAGES: list[Any] = []
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -74,7 +78,8 @@ def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
     env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
     cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
         f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
-        "--LabApp.expose_app_in_browser=True", "--ServerApp.disable_check_xsrf=True",
+        "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
+        "--ServerApp.disable_check_xsrf=True",
         *demo.quiet_lab_settings(root / ".lab-app-settings"),
     ])
     log = (root / "lab.log").open("w")
@@ -117,6 +122,30 @@ def screenshots() -> Path:
     """Where browser tests put what a new user would be shown (test-output/screenshots/)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(params=UIS)
+def ui(request: pytest.FixtureRequest) -> str:
+    """Each browser test that takes it runs twice: in JupyterLab and in Notebook 7."""
+    return str(request.param)
+
+
+def shot(screenshots: Path, name: str, ui: str) -> str:
+    """A screenshot's path: ``name.png`` in JupyterLab, ``name_notebook.png`` in Notebook 7."""
+    return str(screenshots / (f"{name}.png" if ui == "lab" else f"{name}_{ui}.png"))
+
+
+def saved_outputs(lab: Lab, page: Any, name: str, holds: str, timeout: float = 30.0) -> list[Any]:
+    """Save the open notebook until its file holds ``holds`` (the static views are rewritten a moment
+    after a widget changes); the outputs of its code cells, as saved."""
+    deadline = time.monotonic() + timeout
+    while True:
+        page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        text = (lab.root / name).read_text(encoding="utf-8")
+        if holds in text or time.monotonic() > deadline:
+            assert holds in text, f"{name} was saved without {holds!r} in it"
+            return [o for c in json.loads(text)["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
@@ -204,14 +233,17 @@ def wait_until(page: Any, condition_js: str, what: str, timeout: float, arg: Any
         time.sleep(0.25)
 
 
-def run_notebook(browser: Any, lab: Lab, name: str, height: int = 1100) -> Any:
-    """Open ``name`` in JupyterLab, run all cells, wait until every code cell has run and every widget
-    has rendered; returns the page. Fails at the first cell that raises, with its traceback."""
+def run_notebook(browser: Any, lab: Lab, name: str, height: int = 1100, ui: str = "lab") -> Any:
+    """Open ``name`` in JupyterLab (``ui="lab"``) or Notebook 7 (``ui="notebook"``), run all cells,
+    wait until every code cell has run and every widget has rendered; returns the page. Fails at the
+    first cell that raises, with its traceback."""
     lab.delete_sessions()
     page = open_page(browser, viewport={"width": 1500, "height": height})
-    # a workspace of its own, reset: only this notebook is open (no tabs restored from earlier tests)
-    workspace = name.replace(".", "-")
-    page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={lab.token}")
+    if ui == "notebook":
+        page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}")
+    else:  # a workspace of its own, reset: only this notebook is open (no tabs restored from earlier tests)
+        workspace = name.replace(".", "-")
+        page.goto(f"{lab.url}/lab/workspaces/{workspace}/tree/{name}?reset&token={lab.token}")
     page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=60_000)
     wait_until(page, "(name) => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                      " && window.jupyterapp.shell.currentWidget.context"

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from svckit import demo
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -23,8 +23,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         yield lab
 
 
-def test_kv_explorer_notebook(browser, lab, screenshots):
-    page = run_notebook(browser, lab, "kv_explorer.ipynb")
+def test_kv_explorer_notebook(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, "kv_explorer.ipynb", ui=ui)
     explorer = page.locator(".svc-kv-explorer").first
     explorer.wait_for(state="visible", timeout=30_000)
     options = explorer.locator(".svc-key-list select option")
@@ -49,16 +49,16 @@ def test_kv_explorer_notebook(browser, lab, screenshots):
         " return v && v.textContent.includes('plan') && v.textContent.includes('visits'); }", timeout=20_000)
     assert "matching" in explorer.locator(".svc-scan-status").inner_text()
     explorer.scroll_into_view_if_needed()
-    explorer.screenshot(path=str(screenshots / "kv_explorer.png"))
+    explorer.screenshot(path=shot(screenshots, "kv_explorer", ui))
     page.close()
 
 
-def test_account_dashboard_notebook(browser, lab, screenshots):
+def test_account_dashboard_notebook(browser, lab, screenshots, ui):
     page = run_notebook(browser, lab, "account_dashboard.ipynb", height=1900)  # the whole widget in view
     dash = page.locator(".svc-account-dashboard").first
     dash.wait_for(state="visible", timeout=30_000)
     dash.scroll_into_view_if_needed()
-    page.screenshot(path=str(screenshots / "account_dashboard_page.png"), full_page=True)
+    page.screenshot(path=shot(screenshots, "account_dashboard_page", ui), full_page=True)
     assert "Queue account" in dash.locator(".svc-account-header").inner_text()
     # the plotly chart rendered (bars drawn)
     page.wait_for_function("() => document.querySelectorAll("
@@ -74,15 +74,15 @@ def test_account_dashboard_notebook(browser, lab, screenshots):
         "(before) => { const m = document.querySelector('.svc-account-dashboard .svc-message');"
         " return m && m.textContent.includes('Loaded') && m.textContent !== before; }", arg=before, timeout=20_000)
     dash.scroll_into_view_if_needed()
-    dash.screenshot(path=str(screenshots / "account_dashboard.png"))
+    dash.screenshot(path=shot(screenshots, "account_dashboard", ui))
     page.close()
 
 
-def test_tour_notebook(browser, lab, screenshots):
-    page = run_notebook(browser, lab, "00_tour.ipynb")
+def test_tour_notebook(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, "00_tour.ipynb", ui=ui)
     page.locator(".svc-kv-explorer").first.wait_for(state="visible", timeout=30_000)
     page.locator(".svc-account-dashboard .js-plotly-plot").first.wait_for(timeout=30_000)
-    page.locator(".svc-kv-explorer").first.screenshot(path=str(screenshots / "tour_kv_explorer.png"))
+    page.locator(".svc-kv-explorer").first.screenshot(path=shot(screenshots, "tour_kv_explorer", ui))
     page.close()
 
 

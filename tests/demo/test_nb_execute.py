@@ -32,25 +32,28 @@ def test_notebooks_connect_in_one_line():
         assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name} has stale outputs"
 
 
-@pytest.fixture(scope="module")
-def demo_env(tmp_path_factory):
-    """One fresh demo sandbox (every area) for all notebooks, as ``svckit demo --execute`` runs them."""
-    from svckit.sandbox import Sandbox
-
-    with Sandbox(tmp_path_factory.mktemp("demo-sandbox"), seed="demo") as sb:
-        yield demo.kernel_env(sb.env)
+#: what a notebook of the demo may weigh: the HTML page, plotly.js (4.8 MB) included once, and the
+#: notebook with its widget state (what JupyterLab saves)
+HTML_LIMIT, NOTEBOOK_LIMIT = 6_000_000, 2_000_000
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", [p.name for p in demo.find_notebooks()])
-def test_every_notebook_runs_top_to_bottom(name, demo_env, tmp_path):
-    """Each packaged notebook (the tour first, as the runner orders them) runs with no edits."""
-    run = demo.execute_notebook(demo.NOTEBOOKS_DIR / name, tmp_path, demo_env, timeout=300)
+def test_every_notebook_runs_top_to_bottom_and_stays_light(name, executed):
+    """Each packaged notebook (the tour first, as the runner orders them) runs with no edits, and what
+    it writes is light: an HTML page of at most 6 MB, a saved notebook of at most 2 MB."""
+    folder, runs = executed
+    run = runs[name]
     assert run.ok, run.error
     html = run.html.read_text()
-    assert "Traceback" not in html
+    notebook = nbformat.read(folder / name, as_version=4)
+    assert not [o for c in notebook.cells for o in c.get("outputs", ()) if o.output_type == "error"]
     for snippet in EXPECTED_OUTPUTS.get(name, ()):
         assert snippet in html, f"{name}: {snippet!r} not in the executed notebook"
+    assert run.html.stat().st_size <= HTML_LIMIT, f"{name}: {run.html.stat().st_size:,} bytes of HTML"
+    saved = folder / name
+    assert notebook.metadata.get("widgets"), "the widget state is saved"
+    assert saved.stat().st_size <= NOTEBOOK_LIMIT, f"{name}: {saved.stat().st_size:,} bytes of notebook"
 
 
 #: outputs (not source) that show a notebook did its job

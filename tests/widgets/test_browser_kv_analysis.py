@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,8 +24,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         yield lab
 
 
-def test_kv_analysis_notebook(browser, lab, screenshots):
-    page = run_notebook(browser, lab, "kv_analysis.ipynb", height=1400)
+def test_kv_analysis_notebook(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, "kv_analysis.ipynb", height=1400, ui=ui)
     report = page.locator(".svc-keyspace-report").first
     report.wait_for(state="visible", timeout=30_000)
     # the report the notebook ran: its summary line, a treemap tile per prefix, one bar per TTL bucket
@@ -40,7 +40,7 @@ def test_kv_analysis_notebook(browser, lab, screenshots):
     assert "memory ±" in report.locator(".widget-tab").inner_text()
     report.scroll_into_view_if_needed()
     time.sleep(0.5)  # let plotly finish its transition before the picture
-    report.screenshot(path=str(screenshots / "kv_analysis_report.png"))
+    report.screenshot(path=shot(screenshots, "kv_analysis_report", ui))
 
     profiler = page.locator(".svc-monitor-profiler").first
     profiler.wait_for(state="visible", timeout=30_000)
@@ -52,4 +52,4 @@ def test_kv_analysis_notebook(browser, lab, screenshots):
                            timeout=30_000)
     profiler.scroll_into_view_if_needed()
     time.sleep(0.5)
-    profiler.screenshot(path=str(screenshots / "kv_analysis_profiler.png"))
+    profiler.screenshot(path=shot(screenshots, "kv_analysis_profiler", ui))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,8 +19,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         yield lab
 
 
-def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots) -> None:
-    page = run_notebook(browser, lab, "kv_bulk.ipynb", height=1300)
+def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots, ui) -> None:
+    page = run_notebook(browser, lab, "kv_bulk.ipynb", height=1300, ui=ui)
     explorers = page.locator(".svc-kv-explorer")
     bulk = explorers.nth(0)
     bulk.wait_for(state="visible", timeout=30_000)
@@ -40,7 +40,7 @@ def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots) -> None:
     confirm.wait_for(state="visible", timeout=20_000)
     assert "Set a TTL of 3,600 s on 200 keys matching nb:user:*" in confirm.inner_text()
     bulk.scroll_into_view_if_needed()
-    bulk.screenshot(path=str(screenshots / "kv_bulk_dry_run.png"))
+    bulk.screenshot(path=shot(screenshots, "kv_bulk_dry_run", ui))
     confirm.get_by_role("button", name="Cancel").click()
 
     viewer = explorers.nth(1)
@@ -59,5 +59,5 @@ def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots) -> None:
                            timeout=30_000)
     assert "rows shown of 600" in viewer.locator(".svc-detail-header").inner_text()
     assert value.locator("table tbody tr").count() >= 40
-    viewer.screenshot(path=str(screenshots / "kv_bulk_value_formatter.png"))
+    viewer.screenshot(path=shot(screenshots, "kv_bulk_value_formatter", ui))
     page.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import wait_vector_seeded
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, saved_outputs, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,8 +32,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         yield lab
 
 
-def test_vector_playground_notebook(browser, lab, screenshots):
-    page = run_notebook(browser, lab, "vector_playground.ipynb")
+def test_vector_playground_notebook(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, "vector_playground.ipynb", ui=ui)
     pg = page.locator(".svckit-vector-playground").first
     pg.wait_for(state="visible", timeout=30_000)
     # the notebook's own query has drawn its score bars
@@ -57,23 +57,23 @@ def test_vector_playground_notebook(browser, lab, screenshots):
     err = pg.locator(".svckit-filter-error")
     err.wait_for(timeout=20_000)
     assert "^" in err.inner_text() and "position 20" in err.inner_text()
-    pg.screenshot(path=str(screenshots / "vector_playground_filter_error.png"))
+    pg.screenshot(path=shot(screenshots, "vector_playground_filter_error", ui))
     flt.fill("")
     err.wait_for(state="detached", timeout=20_000)
     # the comparison and the projection tabs
     pg.get_by_text("Compare modes", exact=True).click()
     page.wait_for_function("() => document.querySelectorAll('.svckit-vector-playground .svckit-rank-chart"
                            " .scatterlayer .trace').length > 0", timeout=30_000)
-    pg.screenshot(path=str(screenshots / "vector_playground_compare.png"))
+    pg.screenshot(path=shot(screenshots, "vector_playground_compare", ui))
     pg.get_by_text("Projection", exact=True).click()
     page.wait_for_function("() => { const g = document.querySelector('.svckit-vector-playground"
                            " .svckit-projection-chart .gtitle'); return g && g.textContent.includes('PCA'); }",
                            timeout=60_000)
     time.sleep(1.0)  # let WebGL paint before the screenshot
-    pg.screenshot(path=str(screenshots / "vector_playground_projection.png"))
+    pg.screenshot(path=shot(screenshots, "vector_playground_projection", ui))
     pg.get_by_text("Results", exact=True).click()
     time.sleep(0.5)
-    pg.screenshot(path=str(screenshots / "vector_playground.png"))
+    pg.screenshot(path=shot(screenshots, "vector_playground", ui))
     page.close()
 
 
@@ -83,7 +83,7 @@ def _run_count(page) -> int:
     return int(match.group(1)) if match else -1
 
 
-def test_workflow_timeline_notebook(browser, lab, screenshots):
+def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
     page = run_notebook(browser, lab, "workflow_timeline.ipynb", height=1900)  # the whole widget in view
     tl = page.locator(".svckit-workflow-timeline").first
     tl.wait_for(state="visible", timeout=30_000)
@@ -102,7 +102,7 @@ def test_workflow_timeline_notebook(browser, lab, screenshots):
     # the "select a run" placeholder is gone from the steps chart once a run is drawn there
     page.wait_for_function("() => ![...document.querySelectorAll('.svckit-workflow-timeline .svckit-steps-chart"
                            " .annotation-text')].some(a => a.textContent.includes('select a run'))", timeout=20_000)
-    tl.screenshot(path=str(screenshots / "workflow_timeline_selected.png"))
+    tl.screenshot(path=shot(screenshots, "workflow_timeline_selected", ui))
     # pick a failed run, resume it behind the confirmation: the new run shows up and is selected
     before = _run_count(page)
     pick = tl.locator(".svckit-run-pick select")
@@ -123,10 +123,11 @@ def test_workflow_timeline_notebook(browser, lab, screenshots):
     confirm = tl.locator(".svckit-resume-confirm")
     confirm.wait_for(state="visible", timeout=20_000)
     assert "DLQ entry" in confirm.inner_text()
-    tl.screenshot(path=str(screenshots / "workflow_timeline_confirm.png"))
+    tl.screenshot(path=shot(screenshots, "workflow_timeline_confirm", ui))
     tl.get_by_role("button", name="Confirm resume").click()
     page.wait_for_function("() => { const m = document.querySelector('.svckit-workflow-timeline .svckit-resume-msg');"
                            " return m && m.textContent.includes('resumed from DLQ'); }", timeout=60_000)
+    said = tl.locator(".svckit-resume-msg").inner_text()  # "resumed from DLQ <dlq id> as run <run id>"
     page.wait_for_function(f"() => /(\\d+) run\\(s\\)/.test(document.querySelector('.svckit-workflow-timeline"
                            f" .svckit-run-status').textContent) && parseInt(document.querySelector("
                            f"'.svckit-workflow-timeline .svckit-run-status').textContent) > {before}",
@@ -134,5 +135,13 @@ def test_workflow_timeline_notebook(browser, lab, screenshots):
     new_run = tl.locator(".svckit-resume-msg b").inner_text()
     assert new_run in tl.locator(".svckit-run-detail").inner_text()
     time.sleep(0.5)
-    tl.screenshot(path=str(screenshots / "workflow_timeline.png"))
+    tl.screenshot(path=shot(screenshots, "workflow_timeline", ui))
+    # while the live widget is drawn, its static view is hidden; the static view follows the widget, so
+    # the saved notebook shows the resumed run to a reader with no kernel
+    assert page.evaluate("() => { const s = [...document.querySelectorAll('.svc-static')];"
+                         " return s.length > 0 && s.every(e => e.offsetParent === null); }")
+    dlq_id = said.split("resumed from DLQ ")[1].split()[0]
+    outputs = saved_outputs(lab, page, "workflow_timeline.ipynb", holds=f"resumed from DLQ {dlq_id}")
+    views = ["".join(o["data"]["text/html"]) for o in outputs if "svc-static" in "".join(o.get("data", {}).get("text/html", ""))]
+    assert any(f"resumed from DLQ {dlq_id}" in view for view in views)
     page.close()

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from upstash_vector import Index
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -73,8 +73,8 @@ def _rows(pg) -> int:
     return pg.locator(".svckit-browse-table table.svc-table tbody tr").count()
 
 
-def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots):
-    page = run_notebook(browser, lab, NOTEBOOK, height=1400)
+def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, NOTEBOOK, height=1400, ui=ui)
     pg = page.locator(".svckit-vector-playground").first
     pg.wait_for(state="visible", timeout=30_000)
     # the namespaces and their counts, read from the service
@@ -113,5 +113,5 @@ def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots):
                            ".textContent.includes('Article 42 about finance')", timeout=30_000)
     assert "384 dims" in record.inner_text() and '"topic": "finance"' in record.inner_text()
     time.sleep(1.0)  # let WebGL paint the map before the screenshot
-    pg.screenshot(path=str(screenshots / "vector_playground_browse.png"))
+    pg.screenshot(path=shot(screenshots, "vector_playground_browse", ui))
     page.close()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab
+from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,8 +37,8 @@ def _text_in(page, selector: str, text: str, timeout: float = 60_000) -> None:
     )
 
 
-def test_explain_view_and_evaluate_tab_in_jupyterlab(browser, lab, screenshots):
-    page = run_notebook(browser, lab, NOTEBOOK, height=1600)
+def test_explain_view_and_evaluate_tab(browser, lab, screenshots, ui):
+    page = run_notebook(browser, lab, NOTEBOOK, height=1600, ui=ui)
     pg = page.locator(PLAYGROUND).first
     pg.wait_for(state="visible", timeout=30_000)
     # the Explain tab is open: every hit with its returned and recomputed score, the first one drawn
@@ -62,7 +62,7 @@ def test_explain_view_and_evaluate_tab_in_jupyterlab(browser, lab, screenshots):
     pg.locator(".svckit-explain-pick select").select_option(label="topic:context-managers:0")
     _text_in(page, ".svckit-explain-chart .gtitle", "Why topic:context-managers:0 ranks 1")
     time.sleep(0.5)  # let plotly finish painting
-    pg.screenshot(path=str(screenshots / "vector_explain.png"))
+    pg.screenshot(path=shot(screenshots, "vector_explain", ui))
 
     # the Evaluate tab, filled by the notebook's last cell
     pg.locator(".lm-TabBar-tab", has_text="Evaluate").first.click()
@@ -81,5 +81,5 @@ def test_explain_view_and_evaluate_tab_in_jupyterlab(browser, lab, screenshots):
     )
     assert progress == "100%"
     time.sleep(0.5)
-    pg.screenshot(path=str(screenshots / "vector_evaluate.png"))
+    pg.screenshot(path=shot(screenshots, "vector_evaluate", ui))
     page.close()
