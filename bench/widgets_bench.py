@@ -1,7 +1,11 @@
-"""Figure build time of the workflow timeline and the vector playground projection, side by side with
-plain plotly express over the same frames.
+"""What the widgets cost: the time to build their figures, side by side with plain plotly express, and
+the bytes they move to the browser, side by side with the FigureWidget way (an older checkout).
 
     python bench/widgets_bench.py [--runs 10000] [--vectors 100000] [--repeat 5] [--markdown]
+    git worktree add /tmp/widgets-before f7ec550    # the last commit whose charts were FigureWidgets
+    python bench/widgets_bench.py --bytes --before /tmp/widgets-before [--markdown]
+
+Figures (the default):
 
 * Timeline: a runs frame of ``--runs`` runs (the shape of ``svckit.frames.runs_frame``: four states,
   a few percent still running) -> ``_plots.runs_gantt_figure`` (one WebGL line trace per state)
@@ -13,6 +17,11 @@ plain plotly express over the same frames.
 Each figure is timed twice: built (a ``go.Figure``), and built + serialised to the JSON that goes to
 the browser (``fig.to_json()``), since both sides defer work to serialisation differently. Medians of
 ``--repeat`` runs after one warm-up; the whole run is bounded (about a minute on 2 cores).
+
+Bytes (``--bytes``, in ``bench/widget_bytes.py``): each widget against a demo sandbox, built by this
+checkout and by ``--before`` in child processes of the same run: its state at display (every model it
+depends on, defaults included, as ``ipywidgets.embed.dependency_state`` gives it), the bytes its comm
+sends for one update, and the size of every page ``svckit demo --execute`` writes.
 """
 
 from __future__ import annotations
@@ -33,8 +42,8 @@ import plotly.express as px
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from svckit.vector.projection import fit_projection
 from svckit.widgets import _plots
-from svckit.widgets.vector_playground import fit_projection
 
 STATES = np.array(["RUN_SUCCESS", "RUN_FAILED", "RUN_STARTED", "RUN_CANCELED"])
 
@@ -77,7 +86,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vectors", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--markdown", action="store_true", help="print the RESULTS.md section")
+    ap.add_argument("--bytes", action="store_true", help="bytes to the browser instead of figure build times")
+    ap.add_argument("--before", help="a checkout whose widgets use FigureWidget (with --bytes)")
     args = ap.parse_args(argv)
+    if args.bytes:
+        from widget_bytes import compare
+
+        if not args.before:
+            ap.error("--bytes compares with the FigureWidget way: give --before TREE (see the module)")
+        return compare(args.before, markdown=args.markdown)
     rows = []
     now = datetime.now(timezone.utc)
 
