@@ -64,14 +64,7 @@ def measure() -> dict[str, dict[str, int]]:
     from svckit.kv.protocol import MonitorEvent
     from svckit.sandbox import Sandbox
     from svckit.sandbox.plans import PLAN_PRESETS
-    from svckit.widgets import (  # noqa: F401 - used by the expressions of ACTIONS
-        AccountDashboard,
-        KeyspaceReport,
-        KVExplorer,
-        MonitorProfiler,
-        VectorPlayground,
-        WorkflowTimeline,
-    )
+    import svckit.widgets
 
     now = datetime.now(timezone.utc)
     traffic = [MonitorEvent(now, 0, "127.0.0.1:1", cmd, [f"shop:{kind}:{i % 7}"]) for i in range(200)
@@ -87,7 +80,8 @@ def measure() -> dict[str, dict[str, int]]:
     out = {}
     with Sandbox(seed="demo", demo_limit=CORPUS) as sb, sb.connect() as c:
         _seeded(sb)
-        scope = {**locals(), **globals(), "PLAN_PRESETS": PLAN_PRESETS, "c": c, "TRAFFIC": traffic}
+        widgets = {name: getattr(svckit.widgets, name) for name in ACTIONS}  # what the expressions build
+        scope = {**widgets, "PLAN_PRESETS": PLAN_PRESETS, "c": c, "TRAFFIC": traffic}
         for name, (build, update) in ACTIONS.items():
             w = eval(build, scope)  # noqa: S307 - the bench's own expressions
             display = len(json.dumps(dependency_state(w, drop_defaults=False), default=str))
