@@ -20,6 +20,7 @@ import html
 import itertools
 import json
 import threading
+import time
 from typing import Any
 
 import ipywidgets as W
@@ -29,6 +30,9 @@ from svckit.widgets._chart import Chart, ClickRelay
 
 #: seconds between a change and the rewrite of the static view (changes in between are coalesced)
 DELAY = 0.5
+#: seconds at least between two rewrites by the timer: a widget that changes every second (the live
+#: profiler) rewrites its static view every 5 s, not every second
+MIN_INTERVAL = 5.0
 
 #: the static view's own styles: fields, tabs that switch with radio buttons (no script), charts
 STATIC_STYLE = """<style>
@@ -183,6 +187,7 @@ class StaticView:
 
     _static_display_id: str | None = None
     _static_timer: threading.Timer | None = None
+    _static_flushed = 0.0  # time.monotonic() of the timer's last rewrite
     _static_dirty = False  # changed since the last rewrite
     _static_dirty_cell = False  # changed since the last rewrite at the end of a cell
     _static_sent = ""  # the last static view sent
@@ -231,7 +236,8 @@ class StaticView:
                 self._watch(child)
         self._static_dirty = self._static_dirty_cell = True
         if self._static_timer is None:
-            self._static_timer = threading.Timer(DELAY, self._flush_static)
+            wait = max(DELAY, self._static_flushed + MIN_INTERVAL - time.monotonic())
+            self._static_timer = threading.Timer(wait, self._flush_static)
             self._static_timer.daemon = True
             self._static_timer.start()
 
@@ -244,6 +250,7 @@ class StaticView:
                 return
         else:
             self._static_timer = None
+            self._static_flushed = time.monotonic()
             if not self._static_dirty:
                 return
         self._static_dirty = False
