@@ -254,7 +254,8 @@ class StaticView:
             if not self._static_dirty:
                 return
         self._static_dirty = False
-        self._static_dirty_cell = self._static_dirty_cell and not cell
+        if cell:
+            self._static_dirty_cell = False
         if getattr(self, "comm", None) is None:  # closed
             _WATCHER.views.discard(self)  # type: ignore[arg-type]
             return

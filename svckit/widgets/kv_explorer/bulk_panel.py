@@ -132,7 +132,7 @@ class BulkPanel(BulkState, W.VBox):
 
         def work(progress: Any, cancel: threading.Event) -> tuple[BulkPlan, list[Any]]:
             plan = plan_bulk(self.kv, pattern, type=key_type, sample=20, scan_count=self.scan_count, cancel=cancel,
-                             progress=progress, total=self._dbsize())
+                             progress=progress)
             return plan, describe_keys(self.kv, plan.sample, lengths=False)
 
         self.job.start(work, on_done=self._planned, on_error=self._failed, background=background)
@@ -194,12 +194,6 @@ class BulkPanel(BulkState, W.VBox):
         what = "Dry run" if self.bulk_state == "planning" else self.bulk_action
         self.bulk_state = "failed"
         self.bulk_text = f"{what} failed: {self.bulk_error}"
-
-    def _dbsize(self) -> int | None:
-        try:
-            return int(self.kv.dbsize())
-        except SvcError:
-            return None
 
     # -- asking and refusing ----------------------------------------------------------------------------
     def _refused(self) -> bool:

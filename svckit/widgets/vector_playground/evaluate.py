@@ -14,7 +14,6 @@ import traitlets as T
 from svckit._progress import Progress
 from svckit.errors import SvcError
 from svckit.vector import evaluation
-from svckit.vector.local_client import LocalVector
 from svckit.widgets._chart import Chart
 from svckit.widgets._common import frame_html, message_html, muted_html
 from svckit.widgets._jobs import BackgroundJob
@@ -78,8 +77,8 @@ class EvaluateTab(EvaluateState, W.VBox):
         local demo corpus when the selected kind runs locally."""
         found = self.labelled_sets.get(self.labelled_name)
         if found is None:
-            client = self.session.client()
-            ids = [str(i["id"]) for i in self.session.router.corpus.items] if isinstance(client, LocalVector) else None
+            local = not self.session.router.is_remote(self.session.kind)
+            ids = [str(i["id"]) for i in self.session.router.corpus.items] if local else None
             found = evaluation.demo_labelled_queries(ids)
             self.labelled_sets[self.labelled_name] = found
         return found
@@ -101,7 +100,7 @@ class EvaluateTab(EvaluateState, W.VBox):
         if labelled.empty:
             self._say("the labelled set has no query whose relevant ids are in this index")
             return None
-        kind, client, k = self.session.kind, self.session.client(), self.eval_k
+        kind, client, where, k = self.session.kind, self.session.client(), self.session.where(), self.eval_k
         namespace = self.session.controls.namespace.strip()
         self.eval_done, self.eval_total = 0, 0
         self._say(f"evaluating {len(labelled)} queries on the {kind} index…")
@@ -114,7 +113,7 @@ class EvaluateTab(EvaluateState, W.VBox):
             return evaluation.evaluate(client, labelled, k=k, kind=kind, namespace=namespace, progress=step,
                                        cancel=cancel)
 
-        self.job.start(work, on_done=lambda per_query: self._show(per_query, kind, client, labelled, k),
+        self.job.start(work, on_done=lambda per_query: self._show(per_query, kind, where, labelled, k),
                        on_error=self._failed)
         return self.job.thread
 
@@ -134,11 +133,10 @@ class EvaluateTab(EvaluateState, W.VBox):
         """Stop a running evaluation after its current batch (the rows done so far are shown)."""
         self.job.cancel()
 
-    def _show(self, per_query: pd.DataFrame, kind: str, client: Any, labelled: pd.DataFrame, k: int) -> None:
+    def _show(self, per_query: pd.DataFrame, kind: str, where: str, labelled: pd.DataFrame, k: int) -> None:
         self.eval_running = False
         summary = evaluation.summarize(per_query) if len(per_query) else pd.DataFrame()
         self.eval_per_query, self.eval_summary = per_query, summary
-        where = "local index" if isinstance(client, LocalVector) else "service"
         cancelled = bool(per_query.attrs.get("cancelled"))
         self._say(f"{'cancelled after' if cancelled else 'done:'} {len(per_query)} query runs, {len(labelled)} "
                   f"labelled queries × {len(summary)} configuration(s), top {k}, {kind} index ({where})")
