@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-#: what today's code ran on before issue 14 made uvicorn use them: "before" runs without them
+#: what the code ran on before issue 14 made uvicorn use them: ``--before-without httptools,uvloop``
+#: measures a tree of that time as it ran
 C_SERVER_MODULES = ("httptools", "uvloop")
 
 # A sitecustomize that makes the modules named in SVCKIT_BENCH_WITHOUT unimportable in every Python

@@ -1,11 +1,11 @@
-"""Key-value client throughput: svckit's KV / AsyncKV vs the peer SDK vs redis-py over TCP.
+"""Key-value client throughput: svckit's KV / AsyncKV vs the peer SDK vs redis-py straight to Redis.
 
 One run, one sandbox (real redis-server backend), everything on loopback:
 
 * single-command ops/s: one GET or SET per request, one request at a time (latency bound);
 * pipelined commands/s: batches of ``--batch`` commands per request;
 * async with ``--concurrency`` requests in flight (what asyncio is for);
-* redis-py straight over TCP to the same Redis: the physical limit without HTTP.
+* redis-py straight to the same Redis (its Unix socket): the physical limit without HTTP.
 
 Ratios are against the peer SDK ``upstash-redis`` (sync rows vs its sync client, async rows vs its
 async client; ``rest_encoding=None``). Each cell runs for ``--seconds`` (about a minute in all).
@@ -14,13 +14,18 @@ async client; ``rest_encoding=None``). Each cell runs for ``--seconds`` (about a
     python bench/kv_bench.py --before /tmp/kv-before [--repeat 2] [--seconds 2]
 
 ``--before TREE`` compares this checkout with another one (``git worktree add /tmp/kv-before
-9484287``) in one run: the whole bench runs alternately on each side, each in its own process with
-its own sandbox child; the older side runs without httptools and uvloop (as that code ran before
-uvicorn was told to use them). The table gives both sides and after/before, the median of the
+40d1c72``) in one run: the whole bench runs alternately on each side, each in its own process with
+its own sandbox child (``--before-without httptools,uvloop`` runs the older side without them, as a
+tree from before issue 14 ran). The table gives both sides and after/before, the median of the
 per-repeat ratios.
 
 The async rows include a bare ``httpx.AsyncClient`` posting the same path-form requests: the floor
 any httpx-based client stands on, so the gap to it is what svckit itself adds.
+
+The rows "on <pool>" run svckit's own client over another connection pool (``transport=``), in the
+same run: the alternatives issue 21 weighed against svckit's pools (aiohttp for asyncio, urllib3 for
+threads) — httpx's default (httpcore), httpx-aiohttp and pyreqwest (``pip install -e ".[bench]"``;
+a pool that is not installed is left out).
 
 The sandbox runs in a child process (clients must not share its GIL). The clients of one workload
 run back to back in short rounds; figures are each client's best round, ratios the median of the
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import platform
@@ -46,7 +52,8 @@ import httpx
 import redis
 import upstash_redis
 import upstash_redis.asyncio
-from _child import C_SERVER_MODULES, code_env, sandbox_process
+from _child import code_env, sandbox_process
+from _peers import other_pools
 
 from svckit.kv import KV, AsyncKV
 
@@ -216,6 +223,19 @@ def run(seconds: float, batch: int, concurrencies: list[int], rounds: int) -> li
         def bare() -> BareHttpx:
             return BareHttpx(url, token)
 
+        pools = other_pools()
+        on_pools = {name: KV(url, token, transport=make()) for name, (make, _) in pools.items() if make}
+
+        def async_on(make: Callable[[], Any]) -> Callable[[], AsyncKV[str]]:
+            return lambda: AsyncKV(url, token, transport=make())
+
+        def async_rows(op: Callable[[Any], Callable[[], Awaitable[int]]]) -> list[tuple[str, Measure]]:
+            return [(f"AsyncKV on {name}", async_measure(async_on(make), op))
+                    for name, (_, make) in pools.items() if make]
+
+        def sync_rows(op: Callable[[Any], Callable[[], int]]) -> list[tuple[str, Measure]]:
+            return [(f"KV on {name}", sync_measure(functools.partial(op, client))) for name, client in on_pools.items()]
+
         def concurrent(n: int) -> Callable[[Any], Callable[[], Awaitable[int]]]:
             return lambda client: async_concurrent(client, n)
 
@@ -226,22 +246,25 @@ def run(seconds: float, batch: int, concurrencies: list[int], rounds: int) -> li
             ("single command, sync", [
                 ("svckit KV", sync_measure(lambda: sync_single(ours))),
                 ("upstash-redis Redis", sync_measure(lambda: sync_single(peer))),
-                ("redis-py over TCP", sync_measure(lambda: sync_single(direct))),
+                ("redis-py over its socket", sync_measure(lambda: sync_single(direct))),
+                *sync_rows(sync_single),
             ]),
             ("single command, async (one in flight)", [
                 ("svckit AsyncKV", async_measure(our_async, async_single)),
                 ("upstash-redis asyncio.Redis", async_measure(peer_async, async_single)),
                 ("bare httpx.AsyncClient (floor)", async_measure(bare, async_single)),
+                *async_rows(async_single),
             ]),
             *((f"single command, async ({n} in flight)", [
                 ("svckit AsyncKV", async_measure(our_async, concurrent(n))),
                 ("upstash-redis asyncio.Redis", async_measure(peer_async, concurrent(n))),
                 ("bare httpx.AsyncClient (floor)", async_measure(bare, concurrent(n))),
+                *async_rows(concurrent(n)),
             ]) for n in concurrencies),
             (f"pipelined ({batch} commands per request), sync", [
                 ("svckit KV", sync_measure(lambda: sync_pipelined(ours.pipeline, batch))),
                 ("upstash-redis Redis", sync_measure(lambda: sync_pipelined(peer_pipe.pipeline, batch))),
-                ("redis-py over TCP", sync_measure(
+                ("redis-py over its socket", sync_measure(
                     lambda: sync_pipelined(lambda: direct.pipeline(transaction=False), batch))),
             ]),
             (f"pipelined ({batch} commands per request), async", [
@@ -254,6 +277,8 @@ def run(seconds: float, batch: int, concurrencies: list[int], rounds: int) -> li
                 rows.append((workload, name, ops, ops_ratio, cpu, cpu_ratio))
         ours.close()
         direct.close()
+        for client in on_pools.values():
+            client.close()
     return rows
 
 
@@ -273,12 +298,12 @@ def print_table(rows: list[Row]) -> None:
         print(f"{workload:<46} {name:<30} {ops:>10,.0f} {ops_ratio:>7.2f}x {cpu:>10,.1f} {cpu_ratio:>7.2f}x")
 
 
-def compare(before_tree: str, repeat: int, bench_args: list[str]) -> None:
+def compare(before_tree: str, before_without: list[str], repeat: int, bench_args: list[str]) -> None:
     """Run the whole bench ``repeat`` times on each side, alternating which side goes first."""
     runs: dict[str, list[list[Row]]] = {"before": [], "after": []}
     for i in range(repeat):
         for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
-            tree, without = (before_tree, C_SERVER_MODULES) if side == "before" else (None, ())
+            tree, without = (before_tree, before_without) if side == "before" else (None, ())
             with tempfile.TemporaryDirectory() as tmp, code_env(tree, without) as env:
                 out = os.path.join(tmp, "rows.json")
                 subprocess.run([sys.executable, __file__, *bench_args, "--json", out], env=env, check=True,
@@ -287,7 +312,8 @@ def compare(before_tree: str, repeat: int, bench_args: list[str]) -> None:
                     runs[side].append([tuple(row) for row in json.load(fh)])  # type: ignore[misc]
             print(f"# repeat {i + 1}: {side} done, load average {os.getloadavg()[0]:.2f}", flush=True)
     print(f"machine: {machine()}")
-    print(f"before: {before_tree} without {', '.join(C_SERVER_MODULES)}; after: this checkout")
+    print(f"before: {before_tree}{' without ' + ', '.join(before_without) if before_without else ''}; "
+          "after: this checkout")
     print("| workload | client | before ops/s | after ops/s | after / before | before CPU us/op | after CPU us/op |")
     print("|---|---|---|---|---|---|---|")
     for j, (workload, name, *_rest) in enumerate(runs["after"][0]):
@@ -307,9 +333,12 @@ def main() -> None:
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--before", help="another checkout to compare with, side by side (see above)")
     parser.add_argument("--repeat", type=int, default=2, help="with --before: runs per side")
+    parser.add_argument("--before-without", default="", help="with --before: modules that side runs without "
+                        "(httptools,uvloop for a tree from before issue 14)")
     args = parser.parse_args()
     if args.before:
-        compare(args.before, args.repeat, ["--seconds", str(args.seconds), "--rounds", str(args.rounds),
+        without = [m for m in args.before_without.split(",") if m]
+        compare(args.before, without, args.repeat, ["--seconds", str(args.seconds), "--rounds", str(args.rounds),
                                            "--batch", str(args.batch), "--concurrency",
                                            *map(str, args.concurrency)])
         return

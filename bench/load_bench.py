@@ -14,7 +14,7 @@ acknowledged write is read back straight from the backing Redis (redis-py) and c
 worker's counter must equal its number of acknowledged transactions.
 
 Peer, in the same run: the same KV mix (query excluded) through ``redis.asyncio`` straight to the
-backing Redis over TCP, with N clients: the ratio shows what the HTTP gateway costs.
+backing Redis (its Unix socket), with N clients: the ratio shows what the HTTP gateway costs.
 
 The load generator is several processes (``--procs``, default one per client up to 4), each with
 its own event loop (uvloop where it imports, ``--gen-loop``), the N clients dealt out among them and
@@ -28,10 +28,10 @@ own limit when the httpx clients would need more CPU than the sandbox).
     python bench/load_bench.py [--seconds 20] [--clients 16 64] [--seed 7] [--procs 4] [--client raw]
     python bench/load_bench.py --before /tmp/kv-before [--repeat 1] [--seconds 10]
 
-``--before TREE`` runs the whole bench alternately on another checkout (without httptools and
-uvloop, as that code ran before uvicorn was told to use them) and on this one, each in its own
-process with its own sandbox, and prints both sides per kind with after/before. Only the sandbox
-goes without uvloop there: the generator processes run on the same loop on both sides.
+``--before TREE`` runs the whole bench alternately on another checkout and on this one, each in its
+own process with its own sandbox, and prints both sides per kind with after/before
+(``--before-without httptools,uvloop`` runs the older sandbox without them, as a tree from before
+issue 14 ran; the generator processes run on the same loop on both sides).
 
 The sandbox (real redis-server backend, kv + vector areas) runs in a child process so the load
 generator does not share its GIL; both share the machine's cores, as they would on a laptop.
@@ -61,13 +61,16 @@ from urllib.parse import quote, urlsplit
 import httpx
 import redis
 import redis.asyncio
-from _child import C_SERVER_MODULES, code_env, sandbox_process
+from _child import code_env, sandbox_process
+from _peers import other_pools
 
 KINDS = ("read", "write", "pipeline", "transaction", "query")
 WEIGHTS = (40, 30, 10, 10, 10)
 #: what the N clients can be (``--client``)
-CLIENTS = {"svckit": "svckit AsyncKV + AsyncVector per client (httpx)",
-           "raw": "hand-written HTTP/1.1 per client, the requests svckit sends (one keep-alive connection)"}
+CLIENTS = {"svckit": "svckit AsyncKV + AsyncVector per client (httpx over svckit's aiohttp pool)",
+           "raw": "hand-written HTTP/1.1 per client, the requests svckit sends (one keep-alive connection)",
+           **{f"svckit:{name}": f"svckit AsyncKV + AsyncVector per client over {name} (transport=)"
+              for name, (_, make) in other_pools().items() if make}}
 #: generator processes by default (``--procs``): enough that the generator is not what runs out
 DEFAULT_PROCS = 4
 QUERIES = ["read a file", "parse json", "open a socket", "sort a list", "format a date", "compress data",
@@ -118,12 +121,14 @@ class Tally:
 class SvckitOps:
     """The mix through svckit's async clients (HTTP to the sandbox)."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], pool: str | None = None) -> None:
         from svckit.kv import AsyncKV
         from svckit.vector import AsyncVector
 
-        self.kv = AsyncKV(env["SVC_KV_URL"], env["SVC_KV_TOKEN"], timeout=30)
-        self.vector = AsyncVector(env["SVC_VECTOR_URL"], env["SVC_VECTOR_TOKEN"], timeout=60)
+        make = other_pools()[pool][1] if pool else None  # another pool under the same clients
+        self.kv = AsyncKV(env["SVC_KV_URL"], env["SVC_KV_TOKEN"], timeout=30, transport=make and make())
+        self.vector = AsyncVector(env["SVC_VECTOR_URL"], env["SVC_VECTOR_TOKEN"], timeout=60,
+                                  transport=make and make())
 
     async def get(self, key: str) -> Any:
         return await self.kv.get(key)
@@ -303,8 +308,13 @@ async def generate(spec: dict[str, Any]) -> dict[str, Any]:
     """One generator process's share of a run (see :func:`drive`); a JSON-able tally."""
     env, kinds = spec["env"], tuple(spec["kinds"])
     weights = tuple(w for k, w in zip(KINDS, WEIGHTS) if k in kinds)
-    ops_class = {"svckit": SvckitOps, "raw": RawHttpOps}.get(spec["mode"])
-    make = (lambda: ops_class(env)) if ops_class else (lambda: RedisPyOps(env["REDIS_URL"]))
+    mode = spec["mode"]
+    if mode == "redis-py":
+        make: Any = lambda: RedisPyOps(env["REDIS_URL"])
+    elif mode == "raw":
+        make = lambda: RawHttpOps(env)
+    else:
+        make = lambda: SvckitOps(env, mode.partition(":")[2] or None)
     opses = [(i, make()) for i in spec["clients"]]
     tally = Tally()
     print("READY", flush=True)
@@ -564,12 +574,12 @@ def run(seconds: float, client_counts: list[int], seed: int, summary: list[dict[
     return 1 if failures else 0
 
 
-def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
+def compare(before_tree: str, before_without: list[str], repeat: int, bench_args: list[str]) -> int:
     """Run the whole bench ``repeat`` times on each side, alternating which side goes first."""
     runs: dict[str, list[list[dict[str, Any]]]] = {"before": [], "after": []}
     for i in range(repeat):
         for side in (("before", "after") if i % 2 == 0 else ("after", "before")):
-            tree, without = (before_tree, C_SERVER_MODULES) if side == "before" else (None, ())
+            tree, without = (before_tree, before_without) if side == "before" else (None, ())
             with tempfile.TemporaryDirectory() as tmp, code_env(tree, without) as env:
                 out = os.path.join(tmp, "summary.json")
                 subprocess.run([sys.executable, __file__, *bench_args, "--json", out], env=env,
@@ -578,7 +588,8 @@ def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
                     runs[side].append(json.load(fh))
             print(f"# repeat {i + 1}: {side} done, load average {os.getloadavg()[0]:.2f}", flush=True)
     print(f"# {machine()}")
-    print(f"# before: {before_tree} without {', '.join(C_SERVER_MODULES)}; after: this checkout")
+    print(f"# before: {before_tree}{' without ' + ', '.join(before_without) if before_without else ''}; "
+          "after: this checkout")
     gens = [r for r in runs["after"][0] if r["kind"] == "all"]
     shares = ", ".join(f"{r['procs']} processes for {r['clients']} clients" for r in gens)
     print(f"# load generator, both sides: {CLIENTS[gens[0]['client']]}; {shares}; event loop {gens[0]['loop']}\n")
@@ -603,7 +614,7 @@ def compare(before_tree: str, repeat: int, bench_args: list[str]) -> int:
             lost = (sum(r["lost"] for r in before), sum(r["lost"] for r in after))
             vs = (statistics.median(r["vs_redis_py"] for r in before), statistics.median(r["vs_redis_py"] for r in after))
             print(f"|  | verified | {sum(r['checked'] for r in before):,} writes, {lost[0]} lost | "
-                  f"{sum(r['checked'] for r in after):,} writes, {lost[1]} lost | | kv vs redis-py over TCP: "
+                  f"{sum(r['checked'] for r in after):,} writes, {lost[1]} lost | | kv vs redis-py: "
                   f"{vs[0]:.3f}× | {vs[1]:.3f}× | |")
             def cpu(rs: list[dict[str, Any]]) -> str:
                 us, cores = rs[0]["cpu_us"], rs[0]["cores"]
@@ -633,12 +644,15 @@ def main() -> None:
     parser.add_argument("--generator", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--before", help="another checkout to compare with, side by side (see above)")
     parser.add_argument("--repeat", type=int, default=1, help="with --before: runs per side")
+    parser.add_argument("--before-without", default="", help="with --before: modules that side runs without "
+                        "(httptools,uvloop for a tree from before issue 14)")
     args = parser.parse_args()
     if args.generator:
         generator_main()
         return
     if args.before:
-        raise SystemExit(compare(args.before, args.repeat, ["--seconds", str(args.seconds), "--seed", str(args.seed),
+        without = [m for m in args.before_without.split(",") if m]
+        raise SystemExit(compare(args.before, without, args.repeat, ["--seconds", str(args.seconds), "--seed", str(args.seed),
                                                             *(["--kv-only"] if args.kv_only else []),
                                                             "--procs", str(args.procs), "--gen-loop", args.gen_loop,
                                                             "--client", args.client,

@@ -23,17 +23,25 @@ import importlib.util
 import itertools
 import random
 import socket
+import ssl
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from svckit._http1 import Http1Transport, SyncHttp1Transport
+from svckit._pools import (
+    MAX_REPLY_BYTES,
+    AsyncPool,
+    SyncPool,
+    aread_whole,
+    env_proxy,
+    read_whole,
+    ssl_context,
+)
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._version import __version__
 from svckit.errors import (
@@ -47,7 +55,7 @@ from svckit.errors import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
 DEFAULT_TIMEOUT = 10.0
 USER_AGENT = f"svckit/{__version__}"
@@ -148,14 +156,23 @@ class ApiRequest:
     timeout: float | None = None
 
     def build(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
-        kwargs: dict[str, Any] = {"params": self.params, "headers": dict(self.headers)}
-        if self.content is not None:
-            kwargs["content"] = self.content
-        elif self.json is not None:
-            kwargs["json"] = self.json
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        return client.build_request(self.method, self.path, **kwargs)
+        """The httpx request, with the client's base URL, headers and timeout: ``client.build_request``'s
+        result, made without what svckit never uses (a cookie jar per request, a second parse of the
+        URL), which was half the cost of building a request."""
+        if "://" in self.path:  # an absolute URL: httpx's own merge
+            default = httpx.USE_CLIENT_DEFAULT
+            return client.build_request(self.method, self.path, params=self.params, headers=self.headers or None,
+                                        content=self.content, json=self.json,
+                                        timeout=default if self.timeout is None else self.timeout)
+        headers: httpx.Headers = client.headers
+        if self.headers:
+            headers = httpx.Headers(headers)
+            headers.update(self.headers)
+        timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+        return httpx.Request(self.method, f"{str(client.base_url).rstrip('/')}/{self.path.lstrip('/')}",
+                             params=self.params, headers=headers, content=self.content,
+                             json=self.json if self.content is None else None,
+                             extensions={"timeout": timeout.as_dict()})
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
@@ -303,30 +320,32 @@ def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> Transp
     return cls(f"{what} failed: {detail}{hint}")
 
 
-def _client_kwargs(
-    base_url: str, auth: Auth | None, timeout: float | None, headers: Mapping[str, str] | None
-) -> dict[str, Any]:
+def _client_kwargs(base_url: str, auth: Auth | None, timeout: float | None, headers: Mapping[str, str] | None,
+                   verify: ssl.SSLContext) -> dict[str, Any]:
     hdrs = {"User-Agent": USER_AGENT, **(headers or {})}
     if auth is not None:
         hdrs["Authorization"] = auth.header()
-    return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout}
+    return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout, "verify": verify}
 
 
-def _direct_http(base_url: str, transport: object) -> bool:
-    """Whether requests go over svckit's own HTTP/1.1 pool (svckit/_http1.py): plain http://, no
-    transport given by the caller, and no HTTP proxy from the environment for that host (httpx's own
-    pool goes through it)."""
-    if transport is not None or not base_url.startswith("http://"):
-        return False
-    host = httpx.URL(base_url).host
-    return not urllib.request.getproxies().get("http") or bool(urllib.request.proxy_bypass(host))
+Verify = ssl.SSLContext | str | bool
+Pool = TypeVar("Pool", SyncPool, AsyncPool)
+
+
+def _pool(cls: type[Pool], base_url: str, **options: Any) -> Pool | None:
+    """The pool for ``base_url``, through the proxy httpx would use from the environment; None where
+    only httpx's own transport can go (a SOCKS proxy)."""
+    usable, proxy = env_proxy(base_url)
+    return cls(proxy=proxy, **options) if usable else None
 
 
 class _TransportBase:
-    def __init__(self, base_url: str, auth: Auth | None, retry: RetryPolicy | None) -> None:
+    def __init__(self, base_url: str, auth: Auth | None, retry: RetryPolicy | None,
+                 max_reply_bytes: int) -> None:
         self.base_url = base_url.rstrip("/")
         self.auth = auth
         self.retry = retry or RetryPolicy()
+        self.max_reply_bytes = max_reply_bytes
         self._secrets = auth.secrets() if auth else ()
 
     def redact(self, text: str) -> str:
@@ -355,9 +374,12 @@ class _TransportBase:
 
 
 class SyncTransport(_TransportBase):
-    """Sends :class:`ApiRequest` objects built by one ``httpx.Client``: on ``http://`` (the sandbox)
-    over :class:`~svckit._http1.SyncHttp1Transport`, svckit's lean HTTP/1.1 pool; on ``https://``
-    through the client's own pool. Event streams always open on the client's own pool."""
+    """Sends :class:`ApiRequest` objects built by one ``httpx.Client`` over
+    :class:`~svckit._pools.SyncPool` (urllib3's keep-alive pool; http and https; through the proxy
+    httpx would take from the environment), or over the ``transport`` given. Event streams, and
+    requests for a SOCKS proxy, go through the httpx client itself. ``verify`` is httpx's: True
+    (certifi's roots), a CA bundle path, an ``ssl.SSLContext``, or False. A reply body over ``max_reply_bytes`` is
+    refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
 
     def __init__(
         self,
@@ -368,17 +390,26 @@ class SyncTransport(_TransportBase):
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
+        verify: Verify = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
-        super().__init__(base_url, auth, retry)
-        # builds every request; sends the event streams, and everything on https:// or a given transport
-        self._client = httpx.Client(transport=transport, **_client_kwargs(base_url, auth, timeout, headers))
-        self._pool = SyncHttp1Transport() if _direct_http(self.base_url, transport) else None
+        super().__init__(base_url, auth, retry, max_reply_bytes)
+        tls = ssl_context(verify)  # one TLS context (loading the CA roots once) for httpx and the pool
+        # builds every request; sends the event streams and what goes through a proxy
+        self._client = httpx.Client(transport=transport,
+                                    **_client_kwargs(base_url, auth, timeout, headers, tls))
+        self._pool: httpx.BaseTransport | None = transport or _pool(
+            SyncPool, self.base_url, verify=tls, max_reply_bytes=max_reply_bytes)
 
     def _exchange(self, request: httpx.Request) -> httpx.Response:
-        if self._pool is None:
-            return self._client.send(request)
-        response = self._pool.handle_request(request)  # straight to the pool, as AsyncTransport does
-        response.request = request  # read already: the pool's responses come whole
+        if self._pool is None:  # a SOCKS proxy: httpx's own transport, the reply read as the pool's are
+            return read_whole(self._client.send(request, stream=True), self.max_reply_bytes)
+        # straight to the pool: what httpx's send adds around a transport (cookies, redirects, auth
+        # flows, event hooks) svckit uses none of, and its cookie handling alone was ~15 % of the CPU
+        response = self._pool.handle_request(request)
+        response.request = request
+        if not isinstance(self._pool, SyncPool):
+            response.read()  # a transport given may stream it; svckit's pool has read it
         return response
 
     def send(self, request: ApiRequest) -> httpx.Response:
@@ -416,8 +447,8 @@ class SyncTransport(_TransportBase):
         return EventStream(response, self._secrets)
 
     def close(self) -> None:
-        self._client.close()
-        if self._pool is not None:
+        self._client.close()  # and a transport given, which the client holds
+        if isinstance(self._pool, SyncPool):
             self._pool.close()
 
     def __enter__(self) -> SyncTransport:
@@ -428,9 +459,8 @@ class SyncTransport(_TransportBase):
 
 
 class AsyncTransport(_TransportBase):
-    """The asyncio counterpart of :class:`SyncTransport`, built by one ``httpx.AsyncClient``: on
-    ``http://`` over :class:`~svckit._http1.Http1Transport`, on ``https://`` through the client's
-    own pool. Event streams always open on the client's own pool."""
+    """The asyncio counterpart of :class:`SyncTransport`, over :class:`~svckit._pools.AsyncPool`
+    (aiohttp's keep-alive pool; http and https) or the ``transport`` given."""
 
     def __init__(
         self,
@@ -441,19 +471,24 @@ class AsyncTransport(_TransportBase):
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        verify: Verify = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
-        super().__init__(base_url, auth, retry)
-        # builds every request; sends the event streams, and everything on https:// or a given transport
-        self._client = httpx.AsyncClient(transport=transport, **_client_kwargs(base_url, auth, timeout, headers))
-        self._pool = Http1Transport() if _direct_http(self.base_url, transport) else None
+        super().__init__(base_url, auth, retry, max_reply_bytes)
+        tls = ssl_context(verify)
+        # builds every request; sends the event streams and what goes through a proxy
+        self._client = httpx.AsyncClient(transport=transport,
+                                         **_client_kwargs(base_url, auth, timeout, headers, tls))
+        self._pool: httpx.AsyncBaseTransport | None = transport or _pool(
+            AsyncPool, self.base_url, verify=tls, max_reply_bytes=max_reply_bytes)
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:
         if self._pool is None:
-            return await self._client.send(request)
-        # straight to the pool: what httpx's send adds around a transport (cookies, redirects, auth
-        # flows, event hooks) svckit uses none of, and its cookie handling alone was ~15 % of the CPU
-        response = await self._pool.handle_async_request(request)
-        response.request = request  # read already: the pool's responses come whole
+            return await aread_whole(await self._client.send(request, stream=True), self.max_reply_bytes)
+        response = await self._pool.handle_async_request(request)  # straight to the pool, as SyncTransport
+        response.request = request
+        if not isinstance(self._pool, AsyncPool):
+            await response.aread()  # a transport given may stream it; svckit's pool has read it
         return response
 
     async def send(self, request: ApiRequest) -> httpx.Response:
@@ -490,7 +525,7 @@ class AsyncTransport(_TransportBase):
 
     async def aclose(self) -> None:
         await self._client.aclose()
-        if self._pool is not None:
+        if isinstance(self._pool, AsyncPool):
             await self._pool.aclose()
 
     async def __aenter__(self) -> AsyncTransport:

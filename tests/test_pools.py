@@ -1,0 +1,181 @@
+"""svckit's connection pools (svckit._pools: ``AsyncPool`` on aiohttp, ``SyncPool`` on urllib3) under
+httpx clients, against a scripted loopback server: keep-alive reuse, the connection limit, cancellation,
+successive event loops, and which pool svckit's transports choose. What HTTP/1.1 asks of every
+path (framing, 1xx, broken replies, timeouts, proxies) is in test_transport_conformance.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from svckit._http import ApiRequest, AsyncTransport, SyncTransport
+from svckit._pools import AsyncPool, SyncPool
+from svckit.errors import RequestTimeout
+from tests.faults import FaultServer
+from tests.scripted import OK, Scripted
+
+
+@pytest.fixture
+def srv() -> Iterator[Scripted]:
+    server = Scripted()
+    yield server
+    server.stop()
+
+
+class SyncCaller:
+    """Requests through ``httpx.Client`` on SyncPool; ``many`` sends them from threads."""
+
+    def __init__(self, **pool: Any) -> None:
+        self.client = httpx.Client(transport=SyncPool(**pool), timeout=httpx.Timeout(2.0))
+
+    def __call__(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return self.client.request(method, url, **kwargs)
+
+    def many(self, calls: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:
+        with ThreadPoolExecutor(16) as pool:
+            return list(pool.map(lambda c: self(c[0], c[1], **c[2]), calls))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class AsyncCaller:
+    """Requests through ``httpx.AsyncClient`` on AsyncPool; ``many`` sends them concurrently."""
+
+    def __init__(self, **pool: Any) -> None:
+        self.runner = asyncio.Runner()
+        self.client = httpx.AsyncClient(transport=AsyncPool(**pool), timeout=httpx.Timeout(2.0))
+
+    def __call__(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        return self.runner.run(self.client.request(method, url, **kwargs))
+
+    def many(self, calls: list[tuple[str, str, dict[str, Any]]]) -> list[httpx.Response]:
+        async def all_of() -> list[httpx.Response]:
+            return await asyncio.gather(*(self.client.request(m, u, **kw) for m, u, kw in calls))
+        return self.runner.run(all_of())
+
+    def close(self) -> None:
+        self.runner.run(self.client.aclose())
+        self.runner.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def make(request: pytest.FixtureRequest) -> Iterator[Any]:
+    made: list[SyncCaller | AsyncCaller] = []
+
+    def factory(**pool: Any) -> SyncCaller | AsyncCaller:
+        made.append((SyncCaller if request.param == "sync" else AsyncCaller)(**pool))
+        return made[-1]
+
+    yield factory
+    for caller in made:
+        caller.close()
+
+
+def test_sequential_requests_reuse_one_keep_alive_connection(srv: Scripted, make: Any) -> None:
+    http = make()
+    replies = [http("GET", f"{srv.url}/ok?i={i}").content for i in range(20)]
+    assert replies == [OK] * 20
+    assert srv.connections == 1 and [h.split(b" ")[1] for h in srv.heads] == [b"/ok?i=%d" % i for i in range(20)]
+
+
+def test_concurrent_requests_each_get_their_own_reply_within_the_connection_limit(srv: Scripted, make: Any) -> None:
+    http = make(max_connections=4)
+    replies = http.many([("POST", f"{srv.url}/echo", {"content": f"body {i}".encode()}) for i in range(200)])
+    assert [r.content for r in replies] == [f"body {i}".encode() for i in range(200)]
+    assert 1 <= srv.connections <= 4
+
+
+def test_connection_close_opens_a_new_connection(srv: Scripted, make: Any) -> None:
+    http = make()
+    assert http("GET", f"{srv.url}/close").content == OK
+    assert http("GET", f"{srv.url}/ok").content == OK
+    assert srv.connections == 2
+
+
+def test_a_refused_connection_is_httpx_s_connect_error(make: Any) -> None:
+    with FaultServer() as gone:
+        url = gone.url
+    with pytest.raises(httpx.ConnectError):
+        make()("GET", f"{url}/ok")
+
+
+async def test_a_cancelled_request_frees_its_slot(srv: Scripted) -> None:
+    async with httpx.AsyncClient(transport=AsyncPool(max_connections=1)) as http:
+        task = asyncio.create_task(http.get(f"{srv.url}/hang"))
+        while not srv.heads:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (await http.get(f"{srv.url}/ok")).content == OK  # the one slot is free again
+
+
+async def test_a_request_waiting_for_the_slot_gets_it_when_it_frees(srv: Scripted) -> None:
+    async with httpx.AsyncClient(transport=AsyncPool(max_connections=1), timeout=httpx.Timeout(5.0)) as http:
+        hanging = asyncio.create_task(http.get(f"{srv.url}/hang", timeout=0.5))
+        while not srv.heads:
+            await asyncio.sleep(0.01)
+        waiting = asyncio.create_task(http.get(f"{srv.url}/ok"))
+        with pytest.raises(httpx.ReadTimeout):
+            await hanging
+        assert (await waiting).content == OK
+
+
+def test_a_sync_request_waiting_for_the_slot_gets_it_when_it_frees(srv: Scripted) -> None:
+    with httpx.Client(transport=SyncPool(max_connections=1)) as http, ThreadPoolExecutor(2) as pool:
+        hanging = pool.submit(http.get, f"{srv.url}/hang", timeout=0.5)
+        while not srv.heads:
+            threading.Event().wait(0.01)
+        waiting = pool.submit(http.get, f"{srv.url}/ok", timeout=httpx.Timeout(5.0))
+        with pytest.raises(httpx.ReadTimeout):
+            hanging.result()
+        assert waiting.result().content == OK
+
+
+def test_one_async_transport_serves_successive_event_loops(recwarn: pytest.WarningsRecorder) -> None:
+    """A notebook's second ``asyncio.run`` on the same client: the pool of the finished loop is
+    dropped, not reused, and nothing warns about it."""
+    with FaultServer() as srv:
+        t = AsyncTransport(srv.url)
+        for _ in range(3):
+            assert asyncio.run(t.send(ApiRequest("GET", "/x"))).json() == {"result": "OK"}
+        asyncio.run(t.aclose())
+    assert not [w for w in recwarn if issubclass(w.category, ResourceWarning)]
+
+
+def test_svckit_transports_use_the_pools_and_surface_timeouts_as_request_timeout(srv: Scripted) -> None:
+    sync = SyncTransport(srv.url, timeout=0.2)
+    assert isinstance(sync._pool, SyncPool) and not sync._pool.proxied
+    with pytest.raises(RequestTimeout):
+        sync.send(ApiRequest("POST", "/hang"))
+    sync.close()
+
+    async def main() -> None:
+        t = AsyncTransport(srv.url, timeout=0.2)
+        assert isinstance(t._pool, AsyncPool) and not t._pool.proxied
+        with pytest.raises(RequestTimeout):
+            await t.send(ApiRequest("POST", "/hang"))
+        await t.aclose()
+
+    asyncio.run(main())
+
+
+def test_https_uses_the_pools_too() -> None:
+    assert isinstance(SyncTransport("https://hosted.example/kv")._pool, SyncPool)
+    assert isinstance(AsyncTransport("https://hosted.example/kv")._pool, AsyncPool)
+
+
+def test_a_socks_proxy_is_left_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx speaks SOCKS (with socksio installed); the pools do not, so those requests stay on httpx's
+    own transport."""
+    pytest.importorskip("socksio")
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    assert SyncTransport("http://127.0.0.1:8080/kv")._pool is None
