@@ -20,8 +20,10 @@
         ├── AuthError               401: token or credentials missing or invalid
         ├── NotFound                404
         ├── MethodNotAllowed        405
+        ├── PayloadTooLarge         413: the request body is over the interface's size cap
         ├── UnprocessableEntity     422
         │   └── EmbeddingModelRequired   422 from a vector text query
+        ├── TooManyRequests         429: a limit on open streams (or requests) was reached
         └── ServerError             5xx
     TransactionDiscarded (APIError) a /multi-exec transaction was discarded as a whole
 
@@ -140,6 +142,15 @@ class MethodNotAllowed(APIError):
     """HTTP 405: the interface does not accept this HTTP method."""
 
 
+class PayloadTooLarge(APIError):
+    """HTTP 413: the request body is over the interface's size cap (a message over the queue
+    account's max_message_size, a pipeline over the maximum request size)."""
+
+
+class TooManyRequests(APIError):
+    """HTTP 429: a limit on what one token may hold open (event streams) or send was reached."""
+
+
 class UnprocessableEntity(APIError):
     """HTTP 422: the request is well formed but cannot be processed."""
 
@@ -161,12 +172,16 @@ _BY_STATUS: dict[int, type[APIError]] = {
     401: AuthError,
     404: NotFound,
     405: MethodNotAllowed,
+    413: PayloadTooLarge,
     422: UnprocessableEntity,
+    429: TooManyRequests,
 }
 
 _HINTS: dict[type[APIError], str] = {
     AuthError: "check the token or credentials (SVC_* variables); a rotated or reset one stops working at once",
     MethodNotAllowed: "use HEAD, GET, POST or PUT",
+    PayloadTooLarge: "send less per request: split the batch, pipeline or message",
+    TooManyRequests: "close an open event stream, or wait, before trying again",
 }
 
 
