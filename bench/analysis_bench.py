@@ -1,5 +1,5 @@
 """Keyspace analysis of a 1,000,000-key keyspace: svckit's sampled and complete passes side by side
-with a ``redis-cli --bigkeys / --memkeys`` style pass done with redis-py straight over TCP.
+with a ``redis-cli --bigkeys / --memkeys`` style pass done with redis-py straight to Redis.
 
     python bench/analysis_bench.py [--keys 1000000] [--sample 10000]
 
@@ -16,7 +16,7 @@ its wall time, and its peak memory as the growth of the process's maximum reside
 
 - svckit: :func:`svckit.kv.analyze_keyspace` over HTTP through the gateway: sampled (``--sample``
   keys, seed 1) and complete (``sample=None``).
-- peer (redis-py over TCP, no HTTP, no JSON): SCAN COUNT 5000 and, per batch, one pipeline of TYPE +
+- peer (redis-py straight to Redis, no HTTP, no JSON): SCAN COUNT 5000 and, per batch, one pipeline of TYPE +
   PTTL + MEMORY USAGE per key, aggregated per prefix (what ``redis-cli --memkeys`` does, plus the
   type and TTL that the report also gives); the sampled peer SCANs every name and describes the
   same number of random keys.
@@ -96,7 +96,7 @@ def _svckit_pass(args: argparse.Namespace) -> dict:
 
     from svckit.kv import KV, analyze_keyspace
 
-    kv = KV(args.kv_url, args.kv_token, timeout=120)
+    kv = KV(os.environ["SVC_KV_URL"], os.environ["SVC_KV_TOKEN"], timeout=120)
     kv.ping()
     before = _current_rss_kib()
     started = time.perf_counter()
@@ -109,7 +109,7 @@ def _svckit_pass(args: argparse.Namespace) -> dict:
 
 
 def _peer_pass(args: argparse.Namespace) -> dict:
-    r = redis.Redis.from_url(args.redis_url)
+    r = redis.Redis.from_url(os.environ["REDIS_URL"])
     r.ping()
     before = _current_rss_kib()
     started = time.perf_counter()
@@ -161,9 +161,10 @@ def _peer_pass(args: argparse.Namespace) -> dict:
 
 
 def _measure_in_child(kind: str, env: dict[str, str], sample: int) -> dict:
-    command = [sys.executable, __file__, "--measure", kind, "--kv-url", env["SVC_KV_URL"],
-               "--kv-token", env["SVC_KV_TOKEN"], "--redis-url", env["REDIS_URL"], "--sample", str(sample)]
-    out = subprocess.run(command, check=True, capture_output=True, text=True)
+    # the token and the Redis URL (which carries a password) go in the environment, never on a
+    # command line that any local user can read
+    command = [sys.executable, __file__, "--measure", kind, "--sample", str(sample)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env={**os.environ, **env})
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -178,9 +179,6 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--sample", type=int, default=10_000)
     parser.add_argument("--measure", choices=["svckit", "peer"], help=argparse.SUPPRESS)
-    parser.add_argument("--kv-url", help=argparse.SUPPRESS)
-    parser.add_argument("--kv-token", help=argparse.SUPPRESS)
-    parser.add_argument("--redis-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(_svckit_pass(args) if args.measure == "svckit" else _peer_pass(args)))

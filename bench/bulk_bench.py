@@ -1,5 +1,5 @@
 """Bulk delete of every key under a pattern: svckit's ``bulk_delete`` through the REST gateway, side by
-side with redis-py's ``scan_iter`` + pipelined ``UNLINK`` over TCP straight to the backing Redis.
+side with redis-py's ``scan_iter`` + pipelined ``UNLINK`` straight to the backing Redis.
 
     python bench/bulk_bench.py [--keys 1000000] [--others 50000] [--batch 500] [--repeat 1]
 
@@ -142,8 +142,8 @@ def main() -> None:
           "| time / redis-py pipelined | time / redis-py batched |")
     print("|---|---|---|---|---|---|---|")
     for side, label in (("svckit", "svckit `bulk_delete` via the REST gateway (one UNLINK per batch)"),
-                        ("redis-py", "redis-py `scan_iter` + pipelined `UNLINK` per key, over TCP"),
-                        ("redis-py batched", "redis-py `scan_iter` + one `UNLINK` per batch, over TCP")):
+                        ("redis-py", "redis-py `scan_iter` + pipelined `UNLINK` per key, straight to Redis"),
+                        ("redis-py batched", "redis-py `scan_iter` + one `UNLINK` per batch, straight to Redis")):
         t = statistics.median(times[side])
         print(f"| {label} | {args.keys:,} | {batches[side]:,} | {t:.2f} | {args.keys / t:,.0f} | "
               f"{t / base:.2f}× | {t / batched:.2f}× |")

@@ -1,4 +1,4 @@
-"""KV explorer on a 1,000,000-key keyspace, side by side with redis-py's scan_iter over TCP.
+"""KV explorer on a 1,000,000-key keyspace, side by side with redis-py's scan_iter straight to Redis.
 
     python bench/explorer_bench.py [--keys 1000000] [--repeat 3]
 
@@ -13,7 +13,7 @@ backing Redis (the KV area exposes its URL), then measured:
   ``max_steps`` SCAN calls and says "more to scan");
 - full capped scan into a DataFrame: ``scan_all()`` with the cap above the keyspace size, then
   ``keys_frame``; peak Python memory with tracemalloc;
-- peer: redis-py ``scan_iter(count=1000)`` over TCP to the same Redis, into a DataFrame (the
+- peer: redis-py ``scan_iter(count=1000)`` straight to the same Redis, into a DataFrame (the
   floor: no HTTP, no JSON), and redis-py for the first page (one SCAN + one pipeline).
 """
 

@@ -2,7 +2,13 @@
 
 :class:`KVArea` picks the backend (see :mod:`.backends`), loads the JSON.* function library when the
 backend has no JSON module (see :mod:`.json_functions`), and serves :mod:`.gateway` under ``/kv``.
-Attributes for tools that talk to Redis directly (the bench): ``backend_name``, ``redis_url``.
+Attributes for tools that talk to Redis directly (the bench): ``backend_name``, ``redis_url`` (it
+carries the gateway's Redis credentials where the backend needs them: never log or show it).
+
+Three kinds of connection reach the backend: the commands of the Standard and Read Only tokens (as
+the gateway's Redis user) or of an ACL user's REST token (as that user); subscriptions, from pools
+of their own (:meth:`KVArea.stream_pool_of`); and the gateway's management work, on the admin pool
+(:mod:`.users`, :mod:`.guard`).
 """
 
 from __future__ import annotations
@@ -11,7 +17,6 @@ import asyncio
 import contextlib
 import hmac
 import json
-import os
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,12 +27,13 @@ from redis.exceptions import AuthenticationError, ResponseError
 
 from svckit.errors import mask
 from svckit.sandbox.area import Area, SandboxContext, new_token
-from svckit.sandbox.kv import json_functions
+from svckit.sandbox.kv import guard, json_functions
 from svckit.sandbox.kv.backends import Backend, choose_backend
 from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
+from svckit.sandbox.kv.users import RESERVED, write_private
 
 __all__ = ["KVArea"]
 
@@ -45,7 +51,10 @@ class KVArea(Area):
         self.gateway = Gateway(self)
         self.json_native = False
         self.scripts = Scripts()
-        self._admin_pool: ConnectionPool | None = None
+        self._data_pool: ConnectionPool | None = None  # the Standard and Read Only tokens' commands
+        self._stream_pool: ConnectionPool | None = None  # ... and their subscriptions
+        self._admin_pool: ConnectionPool | None = None  # the gateway's management work
+        self._acl_rules: tuple[bytes, ...] = ()  # appended to every ACL SETUSER (guard.restricting_rules)
         self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
         self._lock = threading.Lock()
         self._acl_tokens: dict[str, dict[str, str]] = self._load_rest_tokens()
@@ -61,6 +70,17 @@ class KVArea(Area):
     def redis_url(self) -> str | None:
         return self.backend.redis_url
 
+    @property
+    def max_body_bytes(self) -> int:
+        """The request body cap (413 beyond it, before it is read; svckit/sandbox/limits.py): the
+        maximum request size, as the spec has it. The gateway's own check still applies it to each
+        command, path arguments included."""
+        return self.gateway.max_request_size
+
+    def body_too_large(self, limit: int) -> str:
+        return (f"ERR max request size exceeded: the request body is too large, over the limit of {limit} "
+                "bytes (Sandbox(kv_max_request_size=...)); send less per request (split a pipeline into several)")
+
     def app(self) -> Gateway:
         return self.gateway
 
@@ -73,12 +93,17 @@ class KVArea(Area):
 
     async def start(self) -> None:
         await self.backend.start()
-        self._admin_pool = self.backend.pool()
+        self._data_pool = self.backend.pool()
+        self._stream_pool = self._bounded(self.backend.pool())
+        self._admin_pool = self.backend.admin_pool()
         self._rebuild_principals()
+        self._acl_rules = await guard.restricting_rules(self._admin_pool)
+        if self.backend.owns_users:
+            await self._restrict_existing_users()
         self.json_native = await json_functions.has_json_module(self._admin_pool)
         if not self.json_native:
             await json_functions.load(self._admin_pool)
-        self.scripts.native = await backend_reads_shebangs(self._admin_pool)
+        self.scripts.native = await backend_reads_shebangs(self._data_pool)
         how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
         self.ctx.log(f"kv backend: {self.backend.describe()}; {how}")
 
@@ -86,10 +111,21 @@ class KVArea(Area):
         self.closing.set()
 
     async def stop(self) -> None:
-        pools = {id(p.pool): p.pool for p in self._principals.values() if p.pool is not None}
-        for pool in pools.values():
+        pools = [self._data_pool, self._stream_pool, self._admin_pool,
+                 *(p.pool for p in self._principals.values()), *(p.stream_pool for p in self._principals.values())]
+        for pool in {id(p): p for p in pools if p is not None}.values():
             await pool.disconnect()
         await self.backend.stop()
+
+    async def _restrict_existing_users(self) -> None:
+        """Every ACL user other than the sandbox's own gets the restricting rules, as if it had been
+        created through the gateway now: users kept in the ACL file by an older sandbox may have more."""
+        assert self._admin_pool is not None
+        [names] = await self.gateway.run_batch(self._admin_pool, [[b"ACL", b"USERS"]])
+        others = [name for name in names if name.decode("utf-8", "replace") not in RESERVED]
+        if others:
+            await self.gateway.run_batch(self._admin_pool, [[b"ACL", b"SETUSER", name, *self._acl_rules]
+                                                            for name in others])
 
     async def seed(self, name: str) -> None:
         if name != "demo":
@@ -113,10 +149,10 @@ class KVArea(Area):
         self.ctx.log(f"kv password reset: new tokens {mask(creds.kv_token)}, {mask(creds.kv_readonly_token)}")
 
     def _rebuild_principals(self) -> None:
-        admin = self._admin_pool
+        data = self._data_pool
         principals = {
-            self.ctx.credentials.kv_token: Principal("standard", pool=admin),
-            self.ctx.credentials.kv_readonly_token: Principal("readonly", pool=admin),
+            self.ctx.credentials.kv_token: Principal("standard", pool=data),
+            self.ctx.credentials.kv_readonly_token: Principal("readonly", pool=data),
         }
         old = getattr(self, "_principals", {})
         for token, user in self._acl_tokens.items():
@@ -140,9 +176,23 @@ class KVArea(Area):
             if principal.kind == "acl":
                 principal.pool = self.backend.pool(principal.username, principal.password)
             else:
-                principal.pool = self._admin_pool
+                principal.pool = self._data_pool
         assert principal.pool is not None, "the kv area has not started"
         return principal.pool
+
+    def stream_pool_of(self, principal: Principal) -> ConnectionPool:
+        """Where ``principal``'s subscriptions get their connections: never the pool that serves
+        commands, so open streams cannot make a command wait for a connection."""
+        if principal.kind != "acl":
+            assert self._stream_pool is not None, "the kv area has not started"
+            return self._stream_pool
+        if principal.stream_pool is None:
+            principal.stream_pool = self._bounded(self.backend.pool(principal.username, principal.password))
+        return principal.stream_pool
+
+    def _bounded(self, pool: ConnectionPool) -> ConnectionPool:
+        pool.max_connections = self.gateway.streams.total  # the stream limits count first; this is a backstop
+        return pool
 
     def _load_rest_tokens(self) -> dict[str, dict[str, str]]:
         try:
@@ -151,15 +201,25 @@ class KVArea(Area):
             return {}
 
     def _save_rest_tokens(self) -> None:
-        tmp = self._tokens_path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump(self._acl_tokens, fh)
-        os.replace(tmp, self._tokens_path)
+        write_private(self._tokens_path, json.dumps(self._acl_tokens))
 
     @staticmethod
     def is_resttoken(argv: list[bytes]) -> bool:
         return len(argv) >= 2 and argv[0].upper() == b"ACL" and argv[1].upper() == b"RESTTOKEN"
+
+    def runs_aside(self, argv: list[bytes], principal: Principal) -> bool:
+        """A command the gateway runs itself rather than on the principal's connection: ACL RESTTOKEN,
+        and the Standard token's commands its Redis user may not run (ACL changes, CONFIG SET: on the
+        admin pool, once the guard has checked them)."""
+        return self.is_resttoken(argv) or (principal.kind == "standard" and guard.runs_as_admin(argv))
+
+    async def run_aside(self, argv: list[bytes]) -> Any:
+        """Run a command :meth:`runs_aside` picked; its reply (an error as a value)."""
+        if self.is_resttoken(argv):
+            return await self.mint_rest_token(argv)
+        assert self._admin_pool is not None, "the kv area has not started"
+        [reply] = await self.gateway.run_batch(self._admin_pool, [self.translate(argv)])
+        return self.translate_reply(argv, reply)
 
     async def mint_rest_token(self, argv: list[bytes]) -> Any:
         """``ACL RESTTOKEN <user> <password>``: check the pair against Redis itself, then mint a token
@@ -189,16 +249,17 @@ class KVArea(Area):
         scripts lose the shebang flags Redis does not know (see :mod:`.scripts`)."""
         if not self.json_native and argv[0][:5].upper() == b"JSON.":
             return json_functions.to_fcall(argv)
-        return self.scripts.command(argv)
+        return guard.restrict(self.scripts.command(argv), self._acl_rules)
 
     def translate_reply(self, argv: list[bytes], reply: Any) -> Any:
-        """Redis's reply to the translation of ``argv`` as the client must see it (script SHA1s)."""
-        return self.scripts.reply(argv, reply)
+        """Redis's reply to the translation of ``argv`` as the client must see it (script SHA1s, and
+        nothing that points at the server: see :mod:`.guard`)."""
+        return guard.filter_reply(argv, self.scripts.reply(argv, reply))
 
     async def subscription(self, principal: Principal, channel: bytes) -> AsyncIterator[str]:
         """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines, on a connection of
         its own (a subscribed connection can do nothing else, so it never goes back to the pool)."""
-        pool = self.pool_of(principal)
+        pool = self.stream_pool_of(principal)
         conn = await pool.get_connection()
         close_server_side = self.backend.closer(conn)
         try:

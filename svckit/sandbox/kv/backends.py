@@ -9,6 +9,12 @@ everything, so a sandbox restarted on the same data directory finds all its data
 make each write wait for a disk flush, which is the wrong trade for a local sandbox whose speed is
 measured. The child is killed if the sandbox process dies without stopping it (PR_SET_PDEATHSIG on
 Linux, plus a watchdog that follows the parent pid elsewhere).
+
+The child answers only the gateway (docs/security.md): it listens on a Unix socket (mode 0700) and on no
+TCP port, unless the data directory's path is too long for a socket path, when it listens on a
+loopback port instead; either way every client must authenticate as one of the users of
+:mod:`.users` (the ``default`` user is off). It runs with a umask of 077, so every file it writes (AOF,
+RDB, the ACL file after ``ACL SAVE``, its log) is 0600 and its directory 0700.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from redis.asyncio.connection import (
     BlockingConnectionPool,
@@ -34,6 +41,7 @@ from redis.asyncio.connection import (
 )
 
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
+from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, load_passwords, write_acl_file
 
 BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
 APPENDFSYNC = "everysec"
@@ -41,14 +49,22 @@ UNIX_PATH_MAX = 104  # sun_path: 108 bytes on Linux, 104 on macOS
 
 
 class Backend:
-    """A running Redis and a way to open connection pools on it (as the default user or an ACL user)."""
+    """A running Redis and a way to open connection pools on it (as the gateway or an ACL user)."""
 
     name = ""
-    #: redis:// URL when the backend listens on TCP (the bench talks to it directly); None for fakeredis.
+    #: a redis-py URL of the backing Redis, with the gateway's credentials where it needs them, for
+    #: tools that talk to it directly (the bench, tests); None for fakeredis. Never log or show it.
     redis_url: str | None = None
+    #: True when the sandbox owns the server's users (a redis-server child), so it may restrict them.
+    owns_users = False
 
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
+        """Connections as ``username`` (an ACL user's REST token), or as the gateway's own user."""
         raise NotImplementedError
+
+    def admin_pool(self) -> ConnectionPool:
+        """Connections for the gateway's management work (see :mod:`.users`)."""
+        return self.pool()
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -129,6 +145,8 @@ class RedisChild(Backend):
 
     name = "redis-server"
 
+    owns_users = True
+
     def __init__(self, binary: str, data_dir: Path, log: Callable[[str], None]) -> None:
         self.binary = binary
         self.dir = data_dir / "redis"
@@ -137,48 +155,55 @@ class RedisChild(Backend):
         self.socket: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.version = redis_server_version(binary)
+        self._passwords = load_passwords(data_dir)
 
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
-        extra: dict[str, Any] = {}
-        if username is not None:
-            extra = {"username": username, "password": password}
-        pool = tcp_pool(self.gateway_url or "", **extra)
+        if username is None:
+            username, password = GATEWAY_USER, self._passwords[GATEWAY_USER]
+        pool = tcp_pool(self._address(), username=username, password=password)
         if self.socket is not None:
             pool.connection_class = _UnixConnection
         return pool
 
-    @property
-    def gateway_url(self) -> str | None:
-        """Where the gateway's pools connect: the Unix socket when there is one (a loopback TCP
-        send costs the gateway several times the CPU of a Unix-socket send), else the TCP port."""
-        return f"unix://{self.socket}" if self.socket is not None else self.redis_url
+    def admin_pool(self) -> ConnectionPool:
+        return self.pool(ADMIN_USER, self._passwords[ADMIN_USER])
+
+    def _address(self, credentials: str = "") -> str:
+        """A redis-py URL of the server, with ``user:password@`` when given: its Unix socket when it has
+        one (a loopback TCP send costs the gateway several times the CPU of a Unix-socket send), else
+        its loopback port."""
+        if self.socket is not None:
+            return f"unix://{credentials}{quote(str(self.socket))}?db=0"
+        return f"redis://{credentials}127.0.0.1:{self.port}/0"
 
     async def start(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        # created 0700; what an older version left readable to others the sandbox tightens at start
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         acl_file = self.dir / "users.acl"
-        acl_file.touch(mode=0o600, exist_ok=True)  # so ACL SAVE keeps ACL users across restarts
-        self.port = _free_port()
+        write_acl_file(acl_file, self._passwords)  # ACL SAVE keeps ACL users across restarts there
+        sock = self.dir / "redis.sock"
+        # a Unix socket path is limited to about 100 bytes: a deep data directory listens on loopback TCP
+        self.socket = sock if len(str(sock).encode()) < UNIX_PATH_MAX else None
+        self.port = 0 if self.socket is not None else _free_port()
         args = [
-            self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", str(self.dir),
+            self.binary, "--port", str(self.port), "--dir", str(self.dir),
             "--appendonly", "yes", "--appendfsync", APPENDFSYNC, "--daemonize", "no",
             "--logfile", str(self.dir / "redis.log"), "--save", "3600 1 300 100 60 10000",
             "--protected-mode", "yes", "--aclfile", str(acl_file),
         ]
-        sock = self.dir / "redis.sock"
-        # the TCP port stays for tools that talk to Redis directly (redis_url); a Unix socket path is
-        # limited to about 100 bytes, so a deep data directory keeps the gateway on TCP
-        self.socket = sock if len(str(sock).encode()) < UNIX_PATH_MAX else None
         if self.socket is not None:
             args += ["--unixsocket", str(sock), "--unixsocketperm", "700"]
+        else:
+            args += ["--bind", "127.0.0.1"]
         # Started from the event-loop thread, which lives as long as the sandbox serves: the death
         # signal fires when that thread ends, i.e. when the sandbox is gone.
         # Popen is quick (no wait); the preexec_fn only calls the prctl resolved above.
         self.proc = subprocess.Popen(  # noqa: ASYNC220
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
+            umask=0o077, preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
         if _PRCTL is None:
             self._start_watchdog()
-        self.redis_url = f"redis://127.0.0.1:{self.port}/0"
+        self.redis_url = self._address(f"{GATEWAY_USER}:{self._passwords[GATEWAY_USER]}@")
         await self._wait_ready()
 
     def _start_watchdog(self) -> None:
@@ -198,12 +223,19 @@ class RedisChild(Backend):
                 raise RuntimeError(f"redis-server exited with status {self.proc.returncode}; "
                                    f"see {self.dir / 'redis.log'}")
             try:
-                reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                writer.write(b"*1\r\n$4\r\nPING\r\n")
+                if self.socket is not None:
+                    reader, writer = await asyncio.open_unix_connection(str(self.socket))
+                else:
+                    reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                password = self._passwords[GATEWAY_USER].encode()
+                writer.write(b"*3\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n*1\r\n$4\r\nPING\r\n"
+                             % (len(GATEWAY_USER), GATEWAY_USER.encode(), len(password), password))
                 await writer.drain()
-                line = await reader.readline()
+                auth, ping = await reader.readline(), await reader.readline()
                 writer.close()
-                if line.startswith(b"+PONG"):
+                if auth.startswith(b"-WRONGPASS"):
+                    raise RuntimeError(f"redis-server refused the sandbox's own credentials; see {self.dir}/users.acl")
+                if ping.startswith(b"+PONG"):
                     return
                 # -LOADING while the AOF is replayed: keep waiting
             except OSError:
@@ -227,8 +259,8 @@ class RedisChild(Backend):
         return self.proc.pid if self.proc else None
 
     def describe(self) -> str:
-        where = f"{self.socket} and 127.0.0.1:{self.port}" if self.socket else f"127.0.0.1:{self.port}"
-        return (f"redis-server {self.version} child pid {self.pid} at {where}, "
+        where = "its Unix socket" if self.socket else "a loopback TCP port (the data directory's path is too long for a socket)"
+        return (f"redis-server {self.version} child pid {self.pid} on {where}, password required, "
                 f"appendonly yes (appendfsync {APPENDFSYNC}), data in {self.dir}")
 
 

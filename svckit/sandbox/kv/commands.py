@@ -30,7 +30,21 @@ MULTI_SINGLE = "send a transaction as one request to /multi-exec"
 CLUSTER = "cluster commands are not supported"
 SUBSCRIBE = "subscribe with POST /subscribe/{channel} (an event stream)"
 MONITOR = "watch commands with POST /monitor (an event stream)"
-SERVER_ADMIN = "this server administration command is not available over REST"
+#: commands that reach the machine or the network beyond the sandbox's own data (docs/security.md);
+#: Redis's ACLs refuse them to the gateway's Redis user as well, inside scripts too (users.py).
+HOST_OR_NETWORK = "it reaches the host or the network and the sandbox refuses it"
+SERVER_ADMIN = {
+    "MIGRATE": "copies keys to a Redis server at any address",
+    "REPLICAOF": "makes this server copy, and then serve, another server's data at any address",
+    "SLAVEOF": "makes this server copy, and then serve, another server's data at any address",
+    "FAILOVER": "hands this server's role to a replica at another address",
+    "SYNC": "streams the whole dataset to a replica",
+    "PSYNC": "streams the whole dataset to a replica",
+    "REPLCONF": "configures a replication link",
+    "MODULE": "loads native code from a file on the host into the server",
+    "DEBUG": "can crash, freeze or reload the server and write its memory to files",
+    "SHUTDOWN": "stops the server for everyone (stop the sandbox instead)",
+}
 
 _READ, _WRITE = False, True
 
@@ -103,8 +117,7 @@ _UNSUPPORTED: dict[str, tuple[str, str]] = {
     **{name: ("pubsub", SUBSCRIBE)
        for name in ["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"]},
     "MONITOR": ("server", MONITOR),
-    **{name: ("server", SERVER_ADMIN)
-       for name in ["SHUTDOWN", "SYNC", "PSYNC", "REPLCONF", "REPLICAOF", "SLAVEOF", "DEBUG", "FAILOVER", "MODULE", "MIGRATE"]},
+    **{name: ("server", f"{HOST_OR_NETWORK}: {name} {why}") for name, why in SERVER_ADMIN.items()},
 }
 
 _READONLY_REFUSED = frozenset({"SCAN", "KEYS"})

@@ -3,6 +3,10 @@
 The monitor stream is the gateway's own: every command the gateway executes is offered to a
 :class:`MonitorHub`, which formats it the way Redis's MONITOR does only when someone listens. That
 way the stream looks the same on every backend (fakeredis has no MONITOR).
+
+How many streams may be open is bounded (:class:`StreamLimits`): a subscription holds a Redis
+connection for as long as it is open, from a pool of its own, so streams can neither exhaust Redis
+nor take the connections that serve commands.
 """
 
 from __future__ import annotations
@@ -10,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
@@ -102,6 +107,32 @@ class MonitorHub:
             self._listeners.discard(queue)
 
 
+class StreamLimits:
+    """Open event streams (subscriptions and monitors): at most ``total`` in the sandbox and
+    ``per_token`` for one token. A holder is the token's principal, whose ``streams`` attribute
+    counts its open streams."""
+
+    def __init__(self, total: int, per_token: int) -> None:
+        self.total, self.per_token = total, per_token
+        self.open = 0
+
+    def take(self, holder: Any) -> str | None:
+        """Count one more stream for ``holder``; the error text instead when a limit is reached."""
+        if holder.streams >= self.per_token:
+            return (f"ERR too many open event streams for this token: {holder.streams} of "
+                    f"{self.per_token} (Sandbox(kv_max_streams_per_token=...)); close one first")
+        if self.open >= self.total:
+            return (f"ERR too many open event streams in the sandbox: {self.open} of {self.total} "
+                    f"(Sandbox(kv_max_streams=...)); close one first")
+        holder.streams += 1
+        self.open += 1
+        return None
+
+    def release(self, holder: Any) -> None:
+        holder.streams -= 1
+        self.open -= 1
+
+
 def sse_event(payload: str) -> bytes:
     """One SSE event; a payload with line breaks becomes several ``data:`` lines, as SSE specifies."""
     return "".join(f"data: {line}\n" for line in payload.split("\n")).encode() + b"\n"
@@ -114,11 +145,19 @@ class SSEResponse:
     would keep its Redis subscription forever; here a second task watches ``http.disconnect``.
     """
 
-    def __init__(self, events: AsyncIterator[str], closing: asyncio.Event | None = None) -> None:
+    def __init__(self, events: AsyncIterator[str], closing: asyncio.Event | None = None,
+                 on_close: Callable[[], None] = lambda: None) -> None:
         self.events = events
         self.closing = closing  # set when the server shuts down: the stream ends cleanly
+        self.on_close = on_close  # runs once the response is over, however it ended
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._serve(receive, send)
+        finally:
+            self.on_close()
+
+    async def _serve(self, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream; charset=utf-8"),
                                 (b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]})
@@ -131,7 +170,7 @@ class SSEResponse:
             while (await receive())["type"] != "http.disconnect":
                 pass
 
-        tasks = {asyncio.create_task(pump()), asyncio.create_task(watch())}
+        tasks: set[asyncio.Task[Any]] = {asyncio.create_task(pump()), asyncio.create_task(watch())}
         if self.closing is not None:
             tasks.add(asyncio.create_task(self.closing.wait()))
         try:

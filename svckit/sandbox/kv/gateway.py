@@ -10,20 +10,22 @@ Choices where the spec leaves room (documented in docs/sandbox.md):
 - A Read Only token inside ``/multi-exec`` with a write discards the whole transaction, like an
   unsupported command; in ``/pipeline`` it yields one ``{error}`` element.
 - The daily request limit counts commands (a pipeline of 10 counts 10), in memory, per UTC day.
+- Event streams are bounded in all and per token (:class:`.events.StreamLimits`); one more is 429.
+- What a token may not reach (the host, the network, the sandbox's own Redis users) is in
+  :mod:`.guard` and docs/security.md.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import datetime as dt
 import json
-import math
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-from redis.asyncio.connection import ConnectionPool, async_timeout
+from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -31,9 +33,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from svckit._json import dumps
-from svckit.sandbox.kv import commands
-from svckit.sandbox.kv.events import SSEResponse
-from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, Status, error_text, to_resp2
+from svckit.sandbox.kv import commands, guard
+from svckit.sandbox.kv.events import SSEResponse, StreamLimits
+from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, Status, error_text, read_replies, to_resp2
 
 if TYPE_CHECKING:
     from svckit.sandbox.kv import KVArea
@@ -45,6 +47,10 @@ RESP2_TYPE = "application/octet-stream"
 #: documented sandbox limits (the spec leaves the numbers open); override with Sandbox(kv_...=...).
 DEFAULT_MAX_REQUEST_SIZE = 10 * 1024 * 1024
 DEFAULT_DAILY_REQUEST_LIMIT = 10_000_000
+#: open event streams (subscriptions and monitors) in the whole sandbox, and for one token: a
+#: notebook's explorer holds a few; each subscription holds a Redis connection while it is open.
+DEFAULT_MAX_STREAMS = 256
+DEFAULT_MAX_STREAMS_PER_TOKEN = 32
 
 
 @dataclass
@@ -55,6 +61,9 @@ class Principal:
     username: str | None = None
     password: str | None = field(default=None, repr=False)
     pool: ConnectionPool | None = field(default=None, repr=False)
+    #: an ACL user's connections for subscriptions, apart from ``pool`` (see KVArea.stream_pool_of)
+    stream_pool: ConnectionPool | None = field(default=None, repr=False)
+    streams: int = 0  # open event streams, counted by the gateway's StreamLimits
 
     @property
     def readonly(self) -> bool:
@@ -171,35 +180,6 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> tuple[str | None, str | None, st
     return auth, fmt, enc
 
 
-async def read_replies(conn: Any, n: int) -> list[Any]:
-    """``n`` replies from ``conn`` (errors as values), each within the connection's socket timeout.
-
-    One timer serves the whole batch, moved forward at most once a second: redis-py's own per-read
-    timeout creates and cancels a timer for every reply, half the gateway's CPU time per command
-    in a pipeline of 100. A reply may so take up to a second longer than the timeout to time out."""
-    limit = conn.socket_timeout
-    if limit is None:
-        return [await _reply(conn) for _ in range(n)]
-    loop = asyncio.get_running_loop()
-    out: list[Any] = []
-    async with async_timeout(limit) as timer:
-        moved = loop.time()
-        for _ in range(n):
-            now = loop.time()
-            if now - moved > 1.0:
-                timer.reschedule(now + limit)
-                moved = now
-            out.append(await _reply(conn))
-    return out
-
-
-async def _reply(conn: Any) -> Any:
-    try:
-        return await conn.read_response(timeout=math.inf)  # math.inf: no timer of its own
-    except ResponseError as exc:
-        return exc
-
-
 class Gateway:
     """Authenticates, checks and runs commands for one :class:`KVArea`."""
 
@@ -207,7 +187,10 @@ class Gateway:
         self.area = area
         self.max_request_size = int(area.ctx.options.get("kv_max_request_size") or DEFAULT_MAX_REQUEST_SIZE)
         self.daily_limit = int(area.ctx.options.get("kv_daily_request_limit") or DEFAULT_DAILY_REQUEST_LIMIT)
-        self._day = dt.datetime.now(dt.timezone.utc).date()
+        self.streams = StreamLimits(
+            int(area.ctx.options.get("kv_max_streams") or DEFAULT_MAX_STREAMS),
+            int(area.ctx.options.get("kv_max_streams_per_token") or DEFAULT_MAX_STREAMS_PER_TOKEN))
+        self._day = dt.datetime.now(dt.UTC).date()
         self._count = 0
 
     # -- checks ----------------------------------------------------------------------------
@@ -226,7 +209,7 @@ class Gateway:
 
     def take_quota(self, n: int) -> bool:
         """Count ``n`` commands against the daily limit; False (and nothing counted) when over."""
-        today = dt.datetime.now(dt.timezone.utc).date()
+        today = dt.datetime.now(dt.UTC).date()
         if today != self._day:
             self._day, self._count = today, 0
         if self._count + n > self.daily_limit:
@@ -235,8 +218,9 @@ class Gateway:
         return True
 
     def check(self, argv: list[bytes], principal: Principal) -> str | None:
-        """Why this command may not run (unsupported, read-only, too large), or None."""
-        why = commands.refusal(argv, readonly=principal.readonly)
+        """Why this command may not run (unsupported, read-only, out of the sandbox's reach, too
+        large), or None."""
+        why = commands.refusal(argv, readonly=principal.readonly) or guard.refusal(argv)
         if why is not None:
             return why
         if b" " in argv[0]:
@@ -266,34 +250,43 @@ class Gateway:
             await pool.release(conn)
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
-        """Pipeline semantics: refused rows become errors, the rest run in order on one connection."""
+        """Pipeline semantics: refused rows become errors, the rest run in order on one connection,
+        except the commands the gateway runs itself (:meth:`KVArea.runs_aside`), each in its turn."""
         replies: list[Any] = [None] * len(rows)
         todo: list[int] = []
-        wire: list[list[bytes]] = []
         for i, argv in enumerate(rows):
             why = self.check(argv, principal)
             if why is None and not self.take_quota(1):
                 why = f"ERR max daily request limit exceeded (limit {self.daily_limit})"
             if why is not None:
                 replies[i] = ResponseError(why)
-            elif self.area.is_resttoken(argv):
-                replies[i] = await self.area.mint_rest_token(argv)
+            elif self.area.runs_aside(argv, principal):
+                await self._run_rows(principal, rows, todo, replies, client)
+                todo = []
+                self.area.monitor.offer(argv, client)
+                replies[i] = await self.area.run_aside(argv)
             else:
                 todo.append(i)
-                wire.append(self.area.translate(argv))
-        if wire:
-            self.area.monitor.offer_many([rows[i] for i in todo], client)
-            results = await self.run_batch(self.area.pool_of(principal), wire)
-            for i, result in zip(todo, results):
-                replies[i] = self.area.translate_reply(rows[i], result)
+        await self._run_rows(principal, rows, todo, replies, client)
         return replies
+
+    async def _run_rows(self, principal: Principal, rows: list[list[bytes]], todo: list[int], replies: list[Any],
+                        client: str) -> None:
+        """Rows ``todo`` of ``rows`` as one batch on the principal's connection, replies into ``replies``."""
+        if not todo:
+            return
+        self.area.monitor.offer_many([rows[i] for i in todo], client)
+        results = await self.run_batch(self.area.pool_of(principal), [self.area.translate(rows[i]) for i in todo])
+        for i, result in zip(todo, results):
+            replies[i] = self.area.translate_reply(rows[i], result)
 
     async def run_transaction(self, principal: Principal, rows: list[list[bytes]], client: str) -> Any:
         """MULTI/EXEC on one connection. Returns the list of replies, or an exception when discarded."""
         for argv in rows:
             why = self.check(argv, principal)
-            if why is None and self.area.is_resttoken(argv):
-                why = "ERR ACL RESTTOKEN cannot run inside a transaction"
+            if why is None and self.area.runs_aside(argv, principal):
+                why = (f"ERR {' '.join(a.decode('utf-8', 'replace').upper() for a in argv[:2])} cannot run "
+                       f"inside a transaction: the gateway runs it itself, outside Redis; send it on its own")
             if why is not None:
                 return ResponseError(f"EXECABORT Transaction discarded: {why}")
         if not self.take_quota(len(rows)):
@@ -391,6 +384,14 @@ class Gateway:
             return Response(bytes(to_resp2(reply)), status_code=400 if failed else 200, media_type=RESP2_TYPE)
         return json_response(envelope(reply, fmt.base64), 400 if failed else 200)
 
+    def stream(self, principal: Principal, events: Callable[[], AsyncIterator[str]]) -> Response | SSEResponse:
+        """An event stream of ``events()`` counted against the stream limits while it is open; 429 when
+        one more would exceed them (too many of the caller's own: it can close some and try again)."""
+        why = self.streams.take(principal)
+        if why is not None:
+            return error_response(why, 429)
+        return SSEResponse(events(), self.area.closing, on_close=lambda: self.streams.release(principal))
+
     async def special(self, request: Request, segments: list[bytes], principal: Principal,
                       fmt: ReplyFormat, client: str) -> Any:
         """POST /, /pipeline, /multi-exec, /monitor, /subscribe/{channel}, /publish/{channel}/{message}."""
@@ -421,10 +422,10 @@ class Gateway:
         if segments == [b"monitor"]:
             if principal.kind != "standard":
                 return error_response("NOPERM only the Standard token may monitor commands")
-            return SSEResponse(self.area.monitor.stream(), self.area.closing)
+            return self.stream(principal, self.area.monitor.stream)
         if head == b"subscribe" and len(segments) == 2:
             channel = unquote_to_bytes(segments[1])
-            return SSEResponse(self.area.subscription(principal, channel), self.area.closing)
+            return self.stream(principal, lambda: self.area.subscription(principal, channel))
         if head == b"publish" and len(segments) == 3:
             argv = [b"PUBLISH", unquote_to_bytes(segments[1]), unquote_to_bytes(segments[2])]
             return await self.single(principal, argv, fmt, client)

@@ -32,10 +32,12 @@ def test_request_size_and_daily_limits_are_enforced(backend):
     kv = kv_of(sandbox)
     try:
         big = "x" * 100
-        r = kv.post("/", json=["SET", "k", big])
-        assert r.status_code == 400 and "max request size" in r.json()["error"]
+        r = kv.post("/", json=["SET", "k", big])  # a body over the limit: 413 before it is read
+        assert r.status_code == 413 and "max request size" in r.json()["error"]
         r = kv.post("/multi-exec", json=[["SET", "t", "1"], ["SET", "k", big]])
-        assert r.status_code == 400 and set(r.json()) == {"error"} and "max request size" in r.json()["error"]
+        assert r.status_code == 413 and set(r.json()) == {"error"} and "max request size" in r.json()["error"]
+        r = kv.get("/SET/k/" + big)  # a command over the limit in the path: the gateway's own check
+        assert r.status_code == 400 and "max request size" in r.json()["error"]
         assert kv.get("/EXISTS/t").json() == {"result": 0}      # 1 command counted so far
         assert kv.post("/pipeline", json=[["PING"], ["PING"], ["PING"]]).status_code == 200   # 4
         r = kv.post("/multi-exec", json=[["SET", "t", "1"], ["PING"], ["PING"]])             # would be 7
@@ -49,17 +51,21 @@ def test_request_size_and_daily_limits_are_enforced(backend):
         sandbox.stop()
 
 
-def test_backend_is_reported_and_the_child_redis_is_reachable_directly():
+def test_backend_is_reported_and_the_child_redis_is_reachable_directly(capfd):
     require_binary("redis-server")
     import redis
 
     with Sandbox(areas=["kv"], backend="redis") as sb:
         area = sb.area("kv")
         assert area.backend_name == "redis-server"
-        assert area.redis_url and area.redis_url.startswith("redis://127.0.0.1:")
+        # the URL for tools that talk to Redis directly carries the gateway's credentials ...
+        assert area.redis_url and area.redis_url.startswith("unix://svckit-gateway:")
         kv = kv_of(sb)
         kv.get("/SET/direct/yes")
         assert redis.Redis.from_url(area.redis_url).get("direct") == b"yes"
+        # ... which the sandbox never shows
+        password = area.redis_url.split("@", 1)[0].rsplit(":", 1)[1]
+        assert password not in area.backend.describe() and password not in capfd.readouterr().err
         pid = area.backend.pid
         assert pid is not None and not _process_gone(pid)
         kv.http.close()

@@ -1,0 +1,89 @@
+"""The Redis users of a redis-server child: who the gateway talks to Redis as, and nobody else.
+
+Redis's own ACLs keep the backing Redis for the gateway alone (docs/security.md):
+
+- ``default`` is off: a client that connects without credentials gets ``NOAUTH`` on every command,
+  and ``AUTH default ...`` is refused (``WRONGPASS``).
+- ``svckit-gateway`` runs every token's commands: every command family of the spec, and nothing of
+  ``@admin`` / ``@dangerous`` beyond :data:`DATA_EXTRAS`, so Redis refuses MIGRATE, REPLICAOF,
+  MODULE, DEBUG, SHUTDOWN, ACL changes and the rest, inside Lua scripts too.
+- ``svckit-admin`` does the gateway's own management work: loading the JSON function library, and
+  the Standard token's ACL commands and CONFIG SET, once :mod:`.guard` has checked and restricted
+  them. Nothing whose safety rests on the gateway's argument checks is left to ``svckit-gateway``,
+  whose password tools that talk to Redis directly hold (``KVArea.redis_url``).
+
+Their passwords are random per data directory, kept in ``<data-dir>/kv_redis_users.json`` (mode
+0600); the ACL file holds only their SHA-256, and nothing puts them on a command line or in a log.
+The ACL file's lines for these three users are written anew before every start (so a data directory
+from before this scheme, whose ``default`` user had no password, is closed too); every other line
+(users created through the gateway and kept with ``ACL SAVE``) is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from pathlib import Path
+
+GATEWAY_USER = "svckit-gateway"
+ADMIN_USER = "svckit-admin"
+#: users a token may not create, change, delete, inspect or mint a REST token for.
+RESERVED = frozenset({"default", GATEWAY_USER, ADMIN_USER})
+
+#: what the spec's command families need from Redis's @admin and @dangerous categories: commands
+#: that act on the data (or report on it) and reach nothing beyond it. (CONFIG SET of the harmless
+#: parameters :mod:`.guard` allows runs as ``svckit-admin``.)
+DATA_EXTRAS = ("keys", "sort", "sort_ro", "restore", "flushall", "flushdb", "swapdb", "info", "lastsave",
+               "save", "bgsave", "bgrewriteaof", "slowlog", "latency", "config|get", "config|resetstat")
+DATA_RULES = ("~*", "&*", "+@all", "-@admin", "-@dangerous", *(f"+{name}" for name in DATA_EXTRAS))
+#: the management work, and nothing else: a bug that sent a token's command here would be refused.
+ADMIN_RULES = ("~*", "&*", "-@all", "+acl", "+config|set", "+function|load", "+module|list", "+ping")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, the file created 0600."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def load_passwords(data_dir: Path) -> dict[str, str]:
+    """The gateway users' passwords of this data directory, created on first use."""
+    path = data_dir / "kv_redis_users.json"
+    try:
+        known = json.loads(path.read_text())
+    except (OSError, ValueError):
+        known = {}
+    wanted = {name: known.get(name) or secrets.token_hex(32) for name in (GATEWAY_USER, ADMIN_USER)}
+    if wanted != known:
+        write_private(path, json.dumps(wanted))
+    return wanted
+
+
+def _sha256(password: str) -> str:
+    return hashlib.sha256(password.encode()).hexdigest()
+
+
+def write_acl_file(path: Path, passwords: dict[str, str]) -> None:
+    """The ACL file with this sandbox's three users first, every other user kept as it was."""
+    try:
+        old = path.read_text().splitlines()
+    except FileNotFoundError:
+        old = []
+    kept = [line for line in old if not is_reserved_line(line)]
+    ours = [
+        "user default off resetpass -@all",
+        " ".join(["user", ADMIN_USER, "on", "#" + _sha256(passwords[ADMIN_USER]), *ADMIN_RULES]),
+        " ".join(["user", GATEWAY_USER, "on", "#" + _sha256(passwords[GATEWAY_USER]), *DATA_RULES]),
+    ]
+    write_private(path, "\n".join(ours + kept) + "\n")
+
+
+def is_reserved_line(line: str) -> bool:
+    """A line of the ACL file (or of ACL LIST) that defines one of the sandbox's own users."""
+    parts = line.split()
+    return len(parts) >= 2 and parts[0] == "user" and parts[1] in RESERVED
