@@ -13,7 +13,8 @@ Grammar (keywords and booleans are case-insensitive; ``AND`` binds tighter than 
     literal    := string | number | true | false
 
 Strings take single or double quotes with backslash escapes. ``[#-1]`` indexes from the end of an
-array. GLOB is case-sensitive and knows ``* ? [abc] [a-z] [^a-z]`` (``[!a-z]`` too).
+array. GLOB is case-sensitive and knows ``* ? [abc] [a-z] [^a-z]`` (``[!a-z]`` too); RE2 matches it,
+in time linear in the value (see :mod:`svckit.localindex.glob`).
 
 Evaluation: a condition on a field that does not exist is false (only ``HAS NOT FIELD`` is true
 there). ``=``/``!=``/``IN`` compare numbers by value, and a boolean equals ``1``/``0`` as well as
@@ -21,18 +22,25 @@ there). ``=``/``!=``/``IN`` compare numbers by value, and a boolean equals ``1``
 ``CONTAINS`` asks whether an array field holds the value.
 
 Every syntax error is a :class:`FilterSyntaxError` whose ``position`` is the 0-based character offset
-of the offending token and whose message shows the filter with a caret under that spot.
+of the offending token and whose message shows the filter (around that spot, when it is long) with a
+caret under it. A filter longer than ``max_filter_length`` characters, or nesting parentheses deeper
+than ``max_filter_depth``, is refused the same way (:class:`~svckit.localindex.limits.Limits`).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Filter", "FilterSyntaxError", "glob_to_regex", "parse_filter", "resolve_path"]
+from svckit.localindex.glob import MEMORY_BUDGET, GlobError, GlobPattern, compile_glob
+from svckit.localindex.limits import Limits
+
+__all__ = ["Filter", "FilterSyntaxError", "parse_filter", "resolve_path"]
+
+#: characters of the filter shown either side of an error's position (a long filter is cut around it)
+CONTEXT = 40
 
 
 class FilterSyntaxError(ValueError):
@@ -42,8 +50,11 @@ class FilterSyntaxError(ValueError):
         self.reason = reason
         self.text = text
         self.position = position
-        caret = " " * position + "^"
-        super().__init__(f"filter syntax error at position {position}: {reason}\n  {text}\n  {caret}")
+        start = max(0, position - CONTEXT)
+        shown = ("..." if start else "") + text[start : position + CONTEXT] + (
+            "..." if position + CONTEXT < len(text) else "")
+        caret = " " * (position - start + (3 if start else 0)) + "^"
+        super().__init__(f"filter syntax error at position {position}: {reason}\n  {shown}\n  {caret}")
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -108,7 +119,10 @@ def tokenize(text: str) -> list[Token]:
             ch == "-" and tokens and tokens[-1].kind == "HASH"
         ):
             raw = m.group()
-            value: int | float = float(raw) if any(c in raw for c in ".eE") else int(raw)
+            try:
+                value: int | float = float(raw) if any(c in raw for c in ".eE") else int(raw)
+            except ValueError:  # more digits than Python converts (4300)
+                raise FilterSyntaxError(f"number of {len(raw)} digits is too long", text, i) from None
             tokens.append(Token("NUMBER", value, i, raw))
             i = m.end()
             continue
@@ -153,6 +167,7 @@ class Glob:
     path: tuple[PathStep, ...]
     pattern: str
     negate: bool
+    pos: int = field(default=0, compare=False)  # where the pattern starts in the filter
 
 
 @dataclass(frozen=True)
@@ -186,10 +201,12 @@ class Or:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, max_depth: int) -> None:
         self.text = text
         self.tokens = tokenize(text)
         self.i = 0
+        self.max_depth = max_depth
+        self.depth = 0  # parentheses open around the current token
 
     @property
     def tok(self) -> Token:
@@ -234,9 +251,17 @@ class _Parser:
         return parts[0] if len(parts) == 1 else And(tuple(parts))
 
     def parse_primary(self) -> Any:
-        if self.take("LPAREN"):
+        if self.tok.kind == "LPAREN":
+            # each level is three frames of this parser (and one of the evaluator): a bound well
+            # below Python's recursion limit answers "too deep" where it would crash
+            if self.depth == self.max_depth:
+                raise self.error(f"parentheses nest deeper than {self.max_depth} levels (the index's "
+                                 "max_filter_depth limit); write the filter with fewer levels")
+            self.i += 1
+            self.depth += 1
             node = self.parse_or()
             self.expect("RPAREN", None, "')'")
+            self.depth -= 1
             return node
         if self.take("KEYWORD", "HAS"):
             negate = bool(self.take("KEYWORD", "NOT"))
@@ -253,7 +278,7 @@ class _Parser:
             if s.kind != "STRING":
                 raise self.error(f"expected a quoted pattern after GLOB, found {self.describe(s)}")
             self.i += 1
-            return Glob(path, s.value, negate)
+            return Glob(path, s.value, negate, s.pos)
         if self.take("KEYWORD", "IN"):
             self.expect("LPAREN", None, "'(' after IN")
             values = [self.parse_literal("a value in the IN list")]
@@ -363,47 +388,11 @@ def _order(field: Any, op: str, literal: Any) -> bool:
     return {"<": field < literal, "<=": field <= literal, ">": field > literal, ">=": field >= literal}[op]
 
 
-@functools.lru_cache(maxsize=1024)
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a GLOB pattern (``* ? [abc] [a-z] [^a-z] [!a-z]``, ``\\x`` escapes) to a regex."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*":
-            out.append(".*")
-        elif c == "?":
-            out.append(".")
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 1
-        elif c == "[":
-            j = i + 1
-            negate = j < n and pattern[j] in "^!"
-            if negate:
-                j += 1
-            if j < n and pattern[j] == "]":  # a leading ']' is a literal member
-                j += 1
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:  # no closing bracket: a literal '['
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 + (1 if negate else 0) : j]
-                members = "".join("\\" + ch if ch in "\\^[]" else ch for ch in body)
-                out.append(f"[{'^' if negate else ''}{members}]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("".join(out), re.DOTALL)
-
-
-def _evaluate(node: Any, doc: Mapping[str, Any]) -> bool:
+def _evaluate(node: Any, doc: Mapping[str, Any], globs: Mapping[str, GlobPattern]) -> bool:
     if isinstance(node, Or):
-        return any(_evaluate(p, doc) for p in node.parts)
+        return any(_evaluate(p, doc, globs) for p in node.parts)
     if isinstance(node, And):
-        return all(_evaluate(p, doc) for p in node.parts)
+        return all(_evaluate(p, doc, globs) for p in node.parts)
     if isinstance(node, HasField):
         return (resolve_path(doc, node.path) is MISSING) == node.negate
     value = resolve_path(doc, node.path)
@@ -418,7 +407,7 @@ def _evaluate(node: Any, doc: Mapping[str, Any]) -> bool:
     if isinstance(node, Glob):
         if not isinstance(value, str):
             return False
-        return (glob_to_regex(node.pattern).fullmatch(value) is not None) != node.negate
+        return globs[node.pattern].matches(value) != node.negate
     if isinstance(node, In):
         return any(_equal(value, v) for v in node.values) != node.negate
     if isinstance(node, Contains):
@@ -428,27 +417,56 @@ def _evaluate(node: Any, doc: Mapping[str, Any]) -> bool:
     raise TypeError(f"unknown filter node {node!r}")
 
 
+def _glob_nodes(node: Any) -> list[Glob]:
+    if isinstance(node, (And, Or)):
+        return [g for part in node.parts for g in _glob_nodes(part)]
+    return [node] if isinstance(node, Glob) else []
+
+
+def _compile_globs(text: str, ast: Any) -> dict[str, GlobPattern]:
+    """Each distinct GLOB pattern of a filter compiled once, the patterns sharing one RE2 memory budget
+    (so a filter of a thousand GLOBs asks for no more memory than a filter of one)."""
+    nodes = {g.pattern: g for g in _glob_nodes(ast)}
+    share = MEMORY_BUDGET // max(len(nodes), 1)
+    compiled = {}
+    for pattern, node in nodes.items():
+        try:
+            compiled[pattern] = compile_glob(pattern, share)
+        except GlobError as exc:
+            # node.pos is the opening quote: the pattern's own characters start one further on
+            raise FilterSyntaxError(f"GLOB pattern: {exc.reason}", text, node.pos + 1 + exc.offset) from None
+    return compiled
+
+
 @dataclass(frozen=True)
 class Filter:
     """A parsed filter; ``matches(metadata)`` evaluates it (``None`` metadata is an empty object)."""
 
     text: str
     ast: Any
+    globs: Mapping[str, GlobPattern] = field(default_factory=dict, compare=False, repr=False)
 
     def matches(self, metadata: Mapping[str, Any] | None) -> bool:
-        return _evaluate(self.ast, metadata or {})
+        return _evaluate(self.ast, metadata or {}, self.globs)
 
     def __call__(self, metadata: Mapping[str, Any] | None) -> bool:
         return self.matches(metadata)
 
 
-def parse_filter(text: str) -> Filter | None:
-    """Parse a filter expression; an empty (or blank) filter is ``None``, meaning "match everything"."""
+def parse_filter(text: str, limits: Limits | None = None) -> Filter | None:
+    """Parse a filter expression; an empty (or blank) filter is ``None``, meaning "match everything".
+    ``limits`` (default :class:`Limits`) bounds its length and its nesting."""
     if not isinstance(text, str):
         raise TypeError("filter must be a string")
+    limits = limits or Limits()
+    if len(text) > limits.max_filter_length:
+        raise FilterSyntaxError(f"the filter is {len(text)} characters long, over the limit of "
+                                f"{limits.max_filter_length} (the index's max_filter_length limit); shorten "
+                                "it, or split the query", text, limits.max_filter_length)
     if not text.strip():
         return None
-    return Filter(text, _Parser(text).parse())
+    ast = _Parser(text, limits.max_filter_depth).parse()
+    return Filter(text, ast, _compile_globs(text, ast))
 
 
 MatchFn = Callable[[Mapping[str, Any] | None], bool]

@@ -14,7 +14,8 @@ with μ and σ the mean and population standard deviation of that list's candida
 scores are all equal (σ = 0) maps every score to 0.5, the middle of the range. Scores are not clipped.
 
 Candidate depth: each side contributes its best ``candidate_depth(top_k) = max(2·top_k, 50)``
-candidates, so fusion can lift a document that is only mid-ranked on one side into the top k.
+candidates (at most 1,000, the largest topK), so fusion can lift a document that is only mid-ranked
+on one side into the top k.
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ RRF_K = 60
 RRF_RANK_BASE = 1
 DBSF_SIGMAS = 3.0
 MIN_CANDIDATES = 50
+#: the largest topK a query may ask for (the sandbox's default limit, localindex/limits.py)
+MAX_CANDIDATES = 1000
 
 
 def candidate_depth(top_k: int) -> int:
-    """How many candidates each side of a hybrid query contributes before fusion."""
-    return max(2 * top_k, MIN_CANDIDATES)
+    """How many candidates each side of a hybrid query contributes before fusion: never more than
+    a query may ask for (at least ``top_k``), so that explaining a hit can fetch each side's
+    candidates through the query API, as the index took them."""
+    return min(max(2 * top_k, MIN_CANDIDATES), max(top_k, MAX_CANDIDATES))
 
 
 def rrf(rankings: Sequence[Sequence[K]], k: int = RRF_K) -> dict[K, float]:

@@ -12,11 +12,9 @@ import itertools
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +22,9 @@ from svckit.errors import EmbeddingModelMissing
 from svckit.localindex import fusion, metrics, sparse
 from svckit.localindex.ann import ANN_THRESHOLD, DenseStore
 from svckit.localindex.embedding import DenseEmbedder, get_embedder, packaged_model_path
-from svckit.localindex.filter import parse_filter
+from svckit.localindex.filter import Filter, parse_filter
+from svckit.localindex.limits import Limits
+from svckit.localindex.namespace import Entry, Namespace, Record, Verdicts
 from svckit.localindex.request import (
     Includes,
     InvalidRequest,
@@ -32,7 +32,7 @@ from svckit.localindex.request import (
     SparsePair,
     UnknownName,
     parse_ids,
-    parse_query,
+    parse_queries,
     parse_range,
     parse_resumable_end,
     parse_resumable_next,
@@ -41,61 +41,12 @@ from svckit.localindex.request import (
     parse_upsert,
     parse_vectors,
 )
+from svckit.localindex.resumable import Resumable, ResumableQueries
 from svckit.localindex.store import IndexStore
 from svckit.vector.models import KINDS
 
 SPARSE_MODEL = "BM25"
 COMPACT_DEAD_FRACTION = 0.25
-
-
-@dataclass
-class Record:
-    id: str
-    data: str | None
-    metadata: dict[str, Any] | None
-    given: bool = False  # the vectors came from the client, not from embedding ``data``
-
-
-class Entry(NamedTuple):
-    """A record to insert; ``sparse`` is a client-given sparse vector (None: made from ``data``)."""
-
-    id: str
-    data: str | None
-    metadata: dict[str, Any] | None
-    sparse: SparsePair | None = None
-    given: bool = False
-
-
-@dataclass
-class Namespace:
-    """One namespace: records by row, the id -> row map, and the dense and sparse parts."""
-
-    dense: DenseStore | None
-    sparse: sparse.SparseStore | None
-    records: dict[int, Record] = field(default_factory=dict)
-    row_of: dict[str, int] = field(default_factory=dict)
-    next_row: int = 0
-    sorted_ids: list[str] | None = None  # ids in range order, rebuilt after a write
-
-    def __len__(self) -> int:
-        return len(self.row_of)
-
-    def ids_in_order(self) -> list[str]:
-        if self.sorted_ids is None:
-            self.sorted_ids = sorted(self.row_of)
-        return self.sorted_ids
-
-
-@dataclass
-class Resumable:
-    """A resumable query: its full ranking, how far it was read, and when it was last used."""
-
-    namespace: str
-    hits: list[tuple[str, float]]
-    position: int
-    includes: Includes
-    max_idle: float
-    last_used: float
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -128,17 +79,19 @@ class LocalIndex:
     :class:`DenseEmbedder`, or ``False`` for an index created without an embedding model (text
     operations raise :class:`EmbeddingModelMissing`; ``dimension`` then defaults to 384).
     ``path``: ``None`` keeps everything in memory; a directory persists every change there.
+    ``limits``: what one request may ask for (:class:`Limits`; its defaults when None).
     """
 
     def __init__(self, kind: str = "dense", metric: str = "COSINE", model: Any = None,
                  path: str | Path | None = None, *, dimension: int | None = None,
-                 ann_threshold: int = ANN_THRESHOLD) -> None:
+                 ann_threshold: int = ANN_THRESHOLD, limits: Limits | None = None) -> None:
         kind = str(kind).lower()
         if kind not in KINDS:
             raise ValueError(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
         self.kind = kind
         self.metric = metrics.check_metric(metric)
         self.ann_threshold = ann_threshold
+        self.limits = limits or Limits()
         self._embedder: DenseEmbedder | None = None
         self.has_model = model is not False
         self.model_name: str | None = None
@@ -157,9 +110,9 @@ class LocalIndex:
             self.model_name = None
         self._lock = threading.RLock()
         self._namespaces: dict[str, Namespace] = {}
-        self._resumable: dict[str, Resumable] = {}
         #: seconds, monotonic; resumable queries expire by it (tests replace it to step time)
         self.clock: Callable[[], float] = time.monotonic
+        self._resumable = ResumableQueries(self.limits.max_resumable, lambda: self.clock())
         self._seq = itertools.count()
         self._store: IndexStore | None = None
         if path is not None:
@@ -341,10 +294,11 @@ class LocalIndex:
                filter: str | None = None) -> int:
         """Delete vectors by id (a list or one), by id ``prefix`` or by metadata ``filter``; returns how
         many existed."""
-        flt = parse_filter(filter) if filter is not None else None
+        flt = parse_filter(filter, self.limits) if filter is not None else None
         if filter is not None and flt is None:
             raise InvalidRequest("filter: an empty filter would delete everything; use reset for that")
         wanted = parse_ids(ids) if ids is not None else None
+        verdicts = self._prefilter(flt, namespace)
         with self._lock:
             ns = self._namespace(namespace)
             if ns is None:
@@ -353,8 +307,8 @@ class LocalIndex:
                 gone = [rid for rid in dict.fromkeys(wanted) if rid in ns.row_of]
             elif prefix is not None:
                 gone = self._with_prefix(ns, prefix)
-            elif flt is not None:
-                gone = [rec.id for rec in ns.records.values() if flt.matches(rec.metadata)]
+            elif verdicts is not None:
+                gone = [ns.records[row].id for row in verdicts.rows(ns).tolist()]
             else:
                 raise InvalidRequest("delete: give ids, prefix or filter")
             rows = [ns.row_of.pop(rid) for rid in gone]
@@ -480,25 +434,22 @@ class LocalIndex:
               ) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
         """Answer a query-data body (``text``) or a query body (vectors): one object (or a one-element
         array) -> one list of results; an array of several -> one list per query, in order."""
-        if isinstance(request, list):
-            if not request:
-                raise InvalidRequest("query: the array of queries is empty")
-            parsed = [parse_query(r, text=text) for r in request]
-            answers = [self._query_one(q, namespace) for q in parsed]
-            return answers[0] if len(answers) == 1 else answers
-        return self._query_one(parse_query(request, text=text), namespace)
+        queries = parse_queries(request, text=text, limits=self.limits)
+        filters = [parse_filter(q.filter, self.limits) for q in queries]  # every bad filter fails first
+        answers = [self._query_one(q, flt, namespace) for q, flt in zip(queries, filters)]
+        return answers[0] if len(answers) == 1 else answers
 
-    def _query_one(self, q: QueryRequest, namespace: str) -> list[dict[str, Any]]:
+    def _query_one(self, q: QueryRequest, flt: Filter | None, namespace: str) -> list[dict[str, Any]]:
         sides = self._sides(q)
+        verdicts = self._prefilter(flt, namespace)
         with self._lock:
-            ns, hits = self._rank(q, sides, namespace, q.top_k)
+            ns, hits = self._rank(q, sides, verdicts, namespace, q.top_k)
             return [self._shape(ns, int(row), score, q.include_metadata, q.include_vectors, q.include_data)
                     for row, score in hits]
 
     def _sides(self, q: QueryRequest) -> tuple[bool, bool, np.ndarray | None]:
         """Whether a query searches the dense side, the sparse side, and its dense vector (text is
         embedded here, outside the lock)."""
-        parse_filter(q.filter)  # a bad filter fails before any embedding
         if q.data is not None:
             embedder = self._require_model()
             use_dense = self.kind == "dense" or (self.kind == "hybrid" and q.query_mode != "SPARSE")
@@ -508,100 +459,96 @@ class LocalIndex:
         qvec = None if q.vector is None else np.asarray(q.vector, dtype=np.float32)
         return q.vector is not None, q.sparse_vector is not None, qvec
 
-    def _rank(self, q: QueryRequest, sides: tuple[bool, bool, np.ndarray | None], namespace: str,
-              top_k: int) -> tuple[Any, list[tuple[int, float]]]:
-        """The best ``top_k`` ``(row, score)`` of a namespace for a query, and the namespace."""
-        flt = parse_filter(q.filter)
-        use_dense, use_sparse, qvec = sides
+    def _prefilter(self, flt: Filter | None, namespace: str) -> Verdicts | None:
+        """``flt``'s verdict on every record of a namespace, evaluated without holding the lock."""
+        if flt is None:
+            return None
         with self._lock:
             ns = self._namespace(namespace)
-            if ns is None or not ns.row_of:
+            records = [] if ns is None else list(ns.records.values())
+        return Verdicts(flt, records, {id(rec): flt.matches(rec.metadata) for rec in records})
+
+    def _rank(self, q: QueryRequest, sides: tuple[bool, bool, np.ndarray | None], verdicts: Verdicts | None,
+              namespace: str, top_k: int) -> tuple[Any, list[tuple[int, float]]]:
+        """The best ``top_k`` ``(row, score)`` of a namespace for a query, and the namespace. Call with
+        the lock held: rows mean something only until the next write."""
+        use_dense, use_sparse, qvec = sides
+        ns = self._namespace(namespace)
+        if ns is None or not ns.row_of:
+            return ns, []
+        rows = None
+        if verdicts is not None:
+            rows = verdicts.rows(ns)
+            if len(rows) == 0:
                 return ns, []
-            rows = None
-            if flt is not None:
-                rows = np.fromiter((r for r, rec in ns.records.items() if flt.matches(rec.metadata)),
-                                   dtype=np.int64)
-                if len(rows) == 0:
-                    return ns, []
-                rows.sort()
-            fused = use_dense and use_sparse
-            depth = fusion.candidate_depth(top_k) if fused else top_k
-            dense_hits: list[tuple[int, float]] = []
-            sparse_hits: list[tuple[int, float]] = []
-            if use_dense:
-                assert ns.dense is not None and qvec is not None
-                found, scores = ns.dense.search(qvec, depth, rows)
-                dense_hits = list(zip(found.tolist(), scores.tolist()))
-            if use_sparse:
-                assert ns.sparse is not None
-                if q.data is not None:
-                    dims, values = ns.sparse.query_vector(q.data, q.weighting_strategy)
-                else:
-                    assert q.sparse_vector is not None
-                    dims, values = ns.sparse.weigh(*q.sparse_vector, q.weighting_strategy)
-                sparse_hits = fusion.top(ns.sparse.score(dims, values, rows), depth)
-            if fused:
-                if q.fusion_algorithm == "DBSF":
-                    combined = fusion.dbsf([dense_hits, sparse_hits])
-                else:
-                    combined = fusion.rrf([[r for r, _ in dense_hits], [r for r, _ in sparse_hits]])
-                return ns, fusion.top(combined, top_k)
-            return ns, (dense_hits if use_dense else sparse_hits)[:top_k]
+        fused = use_dense and use_sparse
+        depth = fusion.candidate_depth(top_k) if fused else top_k
+        dense_hits: list[tuple[int, float]] = []
+        sparse_hits: list[tuple[int, float]] = []
+        if use_dense:
+            assert ns.dense is not None and qvec is not None
+            found, scores = ns.dense.search(qvec, depth, rows)
+            dense_hits = list(zip(found.tolist(), scores.tolist()))
+        if use_sparse:
+            assert ns.sparse is not None
+            if q.data is not None:
+                dims, values = ns.sparse.query_vector(q.data, q.weighting_strategy)
+            else:
+                assert q.sparse_vector is not None
+                dims, values = ns.sparse.weigh(*q.sparse_vector, q.weighting_strategy)
+            sparse_hits = fusion.top(ns.sparse.score(dims, values, rows), depth)
+        if fused:
+            if q.fusion_algorithm == "DBSF":
+                combined = fusion.dbsf([dense_hits, sparse_hits])
+            else:
+                combined = fusion.rrf([[r for r, _ in dense_hits], [r for r, _ in sparse_hits]])
+            return ns, fusion.top(combined, top_k)
+        return ns, (dense_hits if use_dense else sparse_hits)[:top_k]
 
     # -- resumable queries -------------------------------------------------------------------
     def resumable_start(self, body: Any, namespace: str = "", *, text: bool = True) -> dict[str, Any]:
         """Start a resumable query: ``{uuid, scores}`` with the first ``topK`` results. The ranking of
         the whole namespace is kept until ``resumable_end`` or ``maxIdle`` seconds without use."""
-        q, max_idle = parse_resumable_start(body, text=text)
-        sides = self._sides(q)
+        q, max_idle = parse_resumable_start(body, text=text, limits=self.limits)
+        flt = parse_filter(q.filter, self.limits)
         with self._lock:
-            self._expire()
-            ns, hits = self._rank(q, sides, namespace, max(len(self), 1))
-            ranking = [(ns.records[int(row)].id, float(score)) for row, score in hits]
-            uid = str(uuid.uuid4())
+            self._resumable.make_room()  # refused before any embedding or ranking
+        sides = self._sides(q)
+        verdicts = self._prefilter(flt, namespace)
+        with self._lock:
+            ns, hits = self._rank(q, sides, verdicts, namespace, max(len(self), 1))
+            ids = [ns.records[int(row)].id for row, _ in hits]
+            scores = np.asarray([score for _, score in hits], dtype=np.float64)
             includes = Includes(q.include_metadata, q.include_vectors, q.include_data)
-            self._resumable[uid] = Resumable(namespace, ranking, 0, includes, max_idle, self.clock())
-            return {"uuid": uid, "scores": self._advance(self._resumable[uid], q.top_k)}
+            query = Resumable(namespace, ids, scores, 0, includes, max_idle, self.clock())
+            uid = self._resumable.add(query)
+            return {"uuid": uid, "scores": self._advance(query, q.top_k)}
 
     def resumable_next(self, body: Any) -> list[dict[str, Any]]:
         """The next ``additionalK`` results of a resumable query (``{uuid, additionalK}``)."""
-        uid, additional_k = parse_resumable_next(body)
+        uid, additional_k = parse_resumable_next(body, self.limits)
         with self._lock:
-            return self._advance(self._live(uid), additional_k)
+            return self._advance(self._resumable.live(uid), additional_k)
 
     def resumable_end(self, body: Any) -> None:
         """Stop a resumable query (``{uuid}``) and free its ranking."""
         uid = parse_resumable_end(body)
         with self._lock:
-            self._live(uid)
-            del self._resumable[uid]
-
-    def _expire(self) -> None:
-        now = self.clock()
-        for uid in [u for u, r in self._resumable.items() if now - r.last_used > r.max_idle]:
-            del self._resumable[uid]
-
-    def _live(self, uid: str) -> Resumable:
-        self._expire()
-        found = self._resumable.get(uid)
-        if found is None:
-            raise UnknownName(f"resumable query {uid!r} not found: it was stopped, or it expired after its "
-                           "maxIdle seconds without use")
-        found.last_used = self.clock()
-        return found
+            self._resumable.end(uid)
 
     def _advance(self, rq: Resumable, k: int) -> list[dict[str, Any]]:
         """The next ``k`` results of a ranking, shaped from the records as they are now (a vector
         deleted since the start is skipped)."""
         ns = self._namespace(rq.namespace)
         out = []
-        for rid, score in rq.hits[rq.position : rq.position + k]:
+        end = rq.position + k
+        for rid, score in zip(rq.ids[rq.position : end], rq.scores[rq.position : end].tolist()):
             row = None if ns is None else ns.row_of.get(rid)
             if row is not None:
                 assert ns is not None
                 inc = rq.includes
                 out.append(self._shape(ns, row, score, inc.metadata, inc.vectors, inc.data))
-        rq.position += k
+        rq.position = end
         return out
 
     def info(self) -> dict[str, Any]:

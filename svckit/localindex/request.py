@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from svckit.errors import InvalidRequest
+from svckit.localindex.limits import Limits
 from svckit.vector.models import FusionAlgorithm, MetadataUpdateMode, QueryMode, WeightingStrategy
 
 DEFAULT_TOP_K = 10
@@ -108,6 +109,13 @@ def _positive_int(body: dict[str, Any], name: str, default: int) -> int:
     return int(value)
 
 
+def _at_most(value: int, name: str, most: int, limit: str, hint: str) -> int:
+    if value > most:
+        raise InvalidRequest(f"{name}: {value} is over the limit of {most} (the index's {limit} limit); "
+                             f"{hint}")
+    return value
+
+
 def _string(body: dict[str, Any], name: str) -> str | None:
     value = body.get(name)
     if value is not None and not isinstance(value, str):
@@ -159,9 +167,10 @@ def _sparse(value: Any, where: str = "") -> SparsePair | None:
     return [int(i) for i in indices], [float(x) for x in values]
 
 
-def parse_query(body: Any, *, text: bool = True) -> QueryRequest:
+def parse_query(body: Any, *, text: bool = True, limits: Limits | None = None) -> QueryRequest:
     """One query object -> QueryRequest. ``text``: a query-data body (``data`` required); otherwise a
     query body (``vector`` and/or ``sparseVector`` required)."""
+    limits = limits or Limits()
     body = _object(body, "query")
     data = vector = sparse_vector = None
     if text:
@@ -183,7 +192,9 @@ def parse_query(body: Any, *, text: bool = True) -> QueryRequest:
         data=data,
         vector=vector,
         sparse_vector=sparse_vector,
-        top_k=_positive_int(body, "topK", DEFAULT_TOP_K),
+        # a limit below the default lowers the default, so a query without topK still answers
+        top_k=_at_most(_positive_int(body, "topK", min(DEFAULT_TOP_K, limits.max_top_k)), "topK",
+                       limits.max_top_k, "max_top_k", "page through more results with a resumable query"),
         include_metadata=includes.metadata,
         include_vectors=includes.vectors,
         include_data=includes.data,
@@ -192,6 +203,16 @@ def parse_query(body: Any, *, text: bool = True) -> QueryRequest:
         fusion_algorithm=_choice(body, "fusionAlgorithm", FusionAlgorithm, FusionAlgorithm.RRF) or "RRF",
         query_mode=_choice(body, "queryMode", QueryMode, QueryMode.HYBRID) or "HYBRID",
     )
+
+
+def parse_queries(body: Any, *, text: bool, limits: Limits) -> list[QueryRequest]:
+    """A query(-data) body: one query object, or an array of them (a batch)."""
+    if not isinstance(body, list):
+        return [parse_query(body, text=text, limits=limits)]
+    if not body:
+        raise InvalidRequest("query: the array of queries is empty")
+    _at_most(len(body), "queries in one request", limits.max_batch, "max_batch", "send them in several requests")
+    return [parse_query(item, text=text, limits=limits) for item in body]
 
 
 def _items(body: Any, what: str) -> list[tuple[str, dict[str, Any]]]:
@@ -293,15 +314,19 @@ def parse_update(body: Any) -> UpdateRequest:
     return request
 
 
-def parse_resumable_start(body: Any, *, text: bool) -> tuple[QueryRequest, int]:
+def parse_resumable_start(body: Any, *, text: bool, limits: Limits) -> tuple[QueryRequest, int]:
     """A resumable-query(-data) body -> (the query, maxIdle seconds)."""
-    query = parse_query(body, text=text)
-    return query, _positive_int(body, "maxIdle", DEFAULT_MAX_IDLE)
+    query = parse_query(body, text=text, limits=limits)
+    max_idle = _positive_int(body, "maxIdle", DEFAULT_MAX_IDLE)
+    return query, _at_most(max_idle, "maxIdle", limits.max_idle, "max_idle",
+                           "a query idle that long is better started again")
 
 
-def parse_resumable_next(body: Any) -> tuple[str, int]:
+def parse_resumable_next(body: Any, limits: Limits) -> tuple[str, int]:
     body = _object(body, "resumable-query-next")
-    return _uuid(body), _positive_int(body, "additionalK", DEFAULT_TOP_K)
+    additional_k = _positive_int(body, "additionalK", min(DEFAULT_TOP_K, limits.max_top_k))
+    return _uuid(body), _at_most(additional_k, "additionalK", limits.max_top_k, "max_top_k",
+                                 "ask for the rest in several calls")
 
 
 def _uuid(body: dict[str, Any]) -> str:

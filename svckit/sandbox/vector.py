@@ -20,8 +20,12 @@ Indexes: ``dense`` (COSINE, all-MiniLM-L6-v2), ``sparse`` (BM25), ``hybrid`` (bo
 Every reply is ``{"result": ...}``; errors are ``{"error": ..., "status": ...}`` (400 bad request,
 404 unknown namespace, resumable query or operation). Auth: ``Authorization: Bearer <SVC_VECTOR_TOKEN>``.
 
-The model loads in a background thread at start so the other areas serve at once; every index call
-runs in a worker thread, never on the event loop. State lives in ``<data_dir>/vector/<index>``.
+The model loads in a background thread at start so the other areas serve at once. Every request's work
+(its JSON both ways and the index call) runs in a worker thread, never on the event loop, and each
+index has its own few threads (``vector_threads_per_index``): a slow or flooded index leaves the
+others, and every other area, serving. What one request may ask for is bounded by the index's
+:class:`~svckit.localindex.limits.Limits` (``Sandbox(vector_max_top_k=...)`` and so on).
+State lives in ``<data_dir>/vector/<index>``.
 Seeding the demo corpus also runs in the background (embedding it takes a while on a small CPU); until
 it is done, ``info`` counts the remaining items in ``pendingVectorCount``.
 """
@@ -35,6 +39,7 @@ import json
 import threading
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -44,8 +49,10 @@ from starlette.routing import Route
 
 from svckit.localindex import LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
+from svckit.localindex.limits import Limits
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.private import private_dir
 
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},
@@ -55,6 +62,9 @@ INDEXES: dict[str, dict[str, Any]] = {
 }
 SEEDED_INDEXES = ("dense", "sparse", "hybrid")
 SEED_BATCH = 64
+#: worker threads per index. Queries on one index take its lock in turn for their ranking, so more
+#: threads mostly wait; four let text be embedded (outside the lock) while another query ranks.
+THREADS_PER_INDEX = 4
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -69,24 +79,33 @@ class VectorArea(Area):
         self.directory = ctx.data_dir / "vector"
         self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
         self.demo_limit = ctx.options.get("demo_limit")
+        self.limits = Limits.from_options(ctx.options)
+        self.threads_per_index = int(ctx.options.get("vector_threads_per_index") or THREADS_PER_INDEX)
         self.indexes: dict[str, LocalIndex] = {}
+        self.limiters: dict[str, anyio.CapacityLimiter] = {}
         self.pending: dict[str, int] = {}
         self._check = bearer_check(lambda: ctx.credentials.vector_token, "SVC_VECTOR_TOKEN")
         self.seeding: asyncio.Task[None] | None = None
         self._warmup: threading.Thread | None = None
         self._stopping = False
 
+    def error_body(self, message: str, status: int) -> dict[str, Any]:
+        return {"error": message, "status": status}
+
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
+        private_dir(self.directory)
+
         def open_indexes() -> dict[str, LocalIndex]:
             out = {}
             for name, spec in INDEXES.items():
                 model = spec.get("model", self.model)
                 out[name] = LocalIndex(kind=spec["kind"], metric=spec["metric"], model=model,
-                                       path=self.directory / name)
+                                       path=self.directory / name, limits=self.limits)
             return out
 
         self.indexes = await anyio.to_thread.run_sync(open_indexes)
+        self.limiters = {name: anyio.CapacityLimiter(self.threads_per_index) for name in self.indexes}
         embedder = get_embedder(self.model)
         if not embedder.loaded:
             self._warmup = threading.Thread(target=embedder.load, name="svckit-vector-model", daemon=True)
@@ -160,11 +179,25 @@ class VectorArea(Area):
         if refused is not None:
             return _error(f"Unauthorized: {refused}", 401)
         index_name = request.path_params["index"]
-        index = self.indexes.get(index_name)
-        if index is None:
+        if index_name not in self.indexes:
             return _error(f"index {index_name!r} not found; this sandbox serves {', '.join(INDEXES)}", 404)
         operation = request.path_params["operation"]
+        if operation != "info":
+            if operation not in OPERATIONS:
+                served = ", ".join(OPERATIONS)
+                return _error(f"unknown operation {operation!r}; this sandbox serves info, {served}", 404)
+            if request.method != "POST":
+                return _error(f"{operation} takes POST", 405)
+        raw = b"" if operation == "info" else await request.body()
         namespace = request.path_params.get("namespace", "")
+        return await anyio.to_thread.run_sync(self._answer, index_name, operation, raw, namespace,
+                                              request.query_params, limiter=self.limiters[index_name])
+
+    def _answer(self, index_name: str, operation: str, raw: bytes, namespace: str,
+                params: Any) -> JSONResponse:
+        """One request's reply, in a worker thread: decoding the body, the index call (which may wait for
+        the index's lock) and encoding the reply all stay off the event loop."""
+        index = self.indexes[index_name]
         if operation == "info":
             info = index.info()
             pending = self.pending.get(index_name, 0)
@@ -172,18 +205,12 @@ class VectorArea(Area):
             info["namespaces"].setdefault("", {"vectorCount": 0, "pendingVectorCount": 0})
             info["namespaces"][""]["pendingVectorCount"] = pending
             return JSONResponse({"result": info})
-        handler = OPERATIONS.get(operation)
-        if handler is None:
-            return _error(f"unknown operation {operation!r}; this sandbox serves info, {', '.join(OPERATIONS)}", 404)
-        if request.method != "POST":
-            return _error(f"{operation} takes POST", 405)
         try:
-            body = json.loads(await request.body() or b"null")
+            body = json.loads(raw or b"null")
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             return _error(f"request body is not valid JSON: {exc}", 400)
-        params = request.query_params
         try:
-            result = await anyio.to_thread.run_sync(lambda: handler(index, body, namespace, params))
+            result = OPERATIONS[operation](index, body, namespace, params)
         except Exception as exc:
             status = error_status(exc)
             if status is None:
