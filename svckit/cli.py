@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,9 @@ DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "svckit" / "sandbox"
 
 
 def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: loopback). Anything else serves every area, bearer "
+                             "tokens included, over plain HTTP to whoever can reach that address (warned on start)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default 8765)")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help=f"state directory kept across restarts (default {DEFAULT_DATA_DIR})")
@@ -52,6 +55,9 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
+    # A process of its own: everything it creates is private, the redis child's files included (a
+    # Sandbox in a notebook kernel leaves the kernel's umask alone and creates its files 0600 itself).
+    os.umask(0o077)
     sandbox = sandbox_from_args(args)
 
     def ready(sb) -> None:

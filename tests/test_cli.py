@@ -22,3 +22,18 @@ def test_sandbox_options_reach_the_areas(tmp_path):
 def test_demo_defaults_to_demo_data_on_a_free_port():
     args = build_parser().parse_args(["demo", "--execute"])
     assert args.seed == "demo" and args.port == 0 and args.execute
+
+
+def test_sandbox_warns_before_it_binds_beyond_loopback(tmp_path):
+    """The warning comes before anything is bound: an unknown area then stops the command, so this
+    test never serves anything on a non-loopback address."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "svckit.cli", "sandbox", "--host", "0.0.0.0", "--port", "0",
+                           "--data-dir", str(tmp_path), "--areas", "nope"],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0 and "areas: unknown area 'nope'" in done.stderr
+    warning = next(line for line in done.stderr.splitlines() if "WARNING" in line)
+    assert "binding '0.0.0.0' (not loopback)" in warning and "bearer tokens" in warning and "plain HTTP" in warning
+    assert not done.stdout  # nothing served: no SVC_* lines

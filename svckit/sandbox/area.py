@@ -3,19 +3,40 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.types import ASGIApp
+
+N = TypeVar("N", int, float)
+
+#: the request body cap of an area that names none (413 beyond it, see svckit/sandbox/limits.py)
+DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 
 
 def new_token(nbytes: int = 32) -> str:
     return secrets.token_urlsafe(nbytes)
+
+
+def positive_option(options: Mapping[str, Any], name: str, default: N, kind: Callable[[Any], N] = int) -> N:
+    """Sandbox option ``name`` as a positive number, ``default`` when it is not given; a ValueError
+    naming the option for anything else (so a typo fails at start, not on the first request)."""
+    raw = options.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or isinstance(raw, bool) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"Sandbox option {name}: must be a positive number, got {raw!r}")
+    return value
 
 
 @dataclass
@@ -77,9 +98,32 @@ class Area:
     """One interface area served under ``prefix``. Subclasses fill in the hooks they need."""
 
     prefix: str = ""
+    #: the body cap when the Sandbox option :attr:`body_option` is not given
+    default_max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     def __init__(self, ctx: SandboxContext) -> None:
         self.ctx = ctx
+
+    @property
+    def body_option(self) -> str:
+        """The Sandbox option that sets this area's body cap, named after the prefix's first word
+        (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ``queue_max_body_bytes``)."""
+        return f"{self.prefix.strip('/').partition('/')[0]}_max_body_bytes"
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest request body this area reads: a larger one is answered 413 before it is read
+        (svckit/sandbox/limits.py). Read on every request, so an area may derive it from live state."""
+        return positive_option(self.ctx.options, self.body_option, self.default_max_body_bytes)
+
+    def body_too_large(self, limit: int) -> str:
+        """The error message of a body over ``limit`` bytes."""
+        return (f"request body too large: this interface reads at most {limit} bytes per request; "
+                "send less per request (split a batch into several)")
+
+    def error_body(self, message: str, status: int) -> dict[str, Any]:
+        """This area's error body: ``{"error": message}``; the vector area's carries ``status`` too."""
+        return {"error": message}
 
     def app(self) -> ASGIApp:
         raise NotImplementedError

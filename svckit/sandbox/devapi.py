@@ -6,6 +6,10 @@ e-mail) and a couple of seeded search indexes. Error bodies are ``{"error": "...
 
 The HTTP pieces it shares with the queue area (error bodies, the auth gate, JSON bodies) are in
 :mod:`svckit.sandbox.http`.
+
+Sizes: request bodies are small JSON objects, capped at 64 KiB (``Sandbox(devapi_max_body_bytes=...)``;
+413 beyond it, svckit/sandbox/limits.py); a search index name is at most ``MAX_NAME_LENGTH``
+characters (400 beyond it), so what is stored stays small.
 """
 
 from __future__ import annotations
@@ -22,11 +26,15 @@ from svckit.sandbox.auth import basic_check
 from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
 from svckit.sandbox.store import Store
 
+#: the longest search index name rename stores (characters)
+MAX_NAME_LENGTH = 256
+
 
 class DevApiArea(Area):
     """Developer management interface: search index rename and the queue account."""
 
     prefix = "/devapi/v2"
+    default_max_body_bytes = 64 * 1024
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
@@ -40,6 +48,8 @@ class DevApiArea(Area):
         async def rename(request: Request) -> JSONResponse:
             index_id = request.path_params["id"]
             name = required_string(await json_body(request), "name")
+            if len(name) > MAX_NAME_LENGTH:
+                raise ApiError(400, f"name: must be at most {MAX_NAME_LENGTH} characters, got {len(name)}")
             if not await run_in_threadpool(store.rename_search_index, index_id, name):
                 raise ApiError(404, f"search index {index_id!r} not found")
             return JSONResponse("OK")

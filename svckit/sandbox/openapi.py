@@ -34,14 +34,16 @@ _SPARSE = {"type": "object", "required": ["indices", "values"], "properties": {
 _INCLUDES = {"includeMetadata": {"type": "boolean", "default": False},
              "includeVectors": {"type": "boolean", "default": False},
              "includeData": {"type": "boolean", "default": False}}
+# the sandbox's default limits (svckit/localindex/limits.py; a Sandbox option may raise them)
 _QUERY_OPTIONS = {
-    "topK": {"type": "integer", "default": 10, "minimum": 1},
+    "topK": {"type": "integer", "default": 10, "minimum": 1, "maximum": 1000},
     **_INCLUDES,
-    "filter": {"type": "string", "default": ""},
+    "filter": {"type": "string", "default": "", "maxLength": 16384},
     "weightingStrategy": {"type": "string", "enum": ["IDF"]},
     "fusionAlgorithm": {"type": "string", "enum": ["RRF", "DBSF"], "default": "RRF"},
     "queryMode": {"type": "string", "enum": ["HYBRID", "DENSE", "SPARSE"], "default": "HYBRID"},
-    "maxIdle": {"type": "integer", "minimum": 1, "description": "resumable queries: seconds it lives unused"},
+    "maxIdle": {"type": "integer", "minimum": 1, "maximum": 86400,
+                "description": "resumable queries: seconds it lives unused"},
 }
 
 SCHEMAS: dict[str, Any] = {
@@ -88,7 +90,7 @@ SCHEMAS: dict[str, Any] = {
     },
     "ResumableNext": {
         "type": "object", "required": ["uuid"],
-        "properties": {"uuid": _STRING, "additionalK": {"type": "integer", "minimum": 1, "default": 10}},
+        "properties": {"uuid": _STRING, "additionalK": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10}},
     },
     "ResumableEnd": {"type": "object", "required": ["uuid"], "properties": {"uuid": _STRING}},
     "UpsertVector": {
@@ -232,6 +234,7 @@ def _operation(area: str, operation_id: str, summary: str, ok: dict[str, Any], e
         op["parameters"] = params
     if body is not None:
         op["requestBody"] = {"required": body_required, "content": {"application/json": {"schema": body}}}
+        responses.setdefault("413", _json(error, "the body is over this interface's size cap (docs/security.md)"))
     return op
 
 

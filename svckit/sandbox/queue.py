@@ -24,6 +24,11 @@ Routes (the spec's two, then what the hosted service's SDKs call; state rules in
 - ``POST /v2/trigger/{workflowUrl}``    start a run of a registered workflow (body = payload; headers
   Service-Workflow-RunId, Service-Retries, Service-Label, Service-Flow-Control-Key/-Value).
 
+Message size: a run's message may not be larger than the queue account's ``max_message_size``, read
+from the live record (a plan upgrade changes it at once): a trigger body over it is answered 413
+``{"error"}`` before it is read (the area's body cap is that limit, unless ``queue_max_body_bytes``
+sets another), and trigger, resume and restart answer 413 when the message, as compact JSON, is over it.
+
 Sources for the shapes the spec does not show: qstash 3.4.0's ``dlq.py``, ``log.py`` and
 ``message.py`` (installed) for the DLQ and events; upstash/workflow-js ``src/client/index.ts``
 (bulk cancel: ``DELETE /v2/workflows/runs`` with ``{workflowRunIds}``, ``{workflowUrl}`` as a URL
@@ -47,11 +52,13 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from svckit.queue.models import EventState, RunState
-from svckit.sandbox.area import Area, SandboxContext
+from svckit.sandbox.area import Area, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.http import ApiError, AuthGate, json_app
 from svckit.sandbox.runner import (
+    DEFAULT_WORKERS,
     InvalidState,
+    MessageTooLarge,
     NotFoundError,
     UnknownWorkflow,
     WorkflowRunner,
@@ -384,9 +391,30 @@ class QueueArea(Area):
         self.store = Store.acquire(ctx)
         self.store.ensure_queue_account(ctx.credentials.devapi_email)
         self.runner = WorkflowRunner(self.store, retry_delay=float(ctx.options.get("queue_retry_delay", 0.05)),
-                                     log=ctx.log)
+                                     workers=positive_option(ctx.options, "queue_workers", DEFAULT_WORKERS),
+                                     message_limit=self.max_message_size, log=ctx.log)
         # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
         self.runner.recover()
+
+    def max_message_size(self) -> int:
+        """The account's current ``max_message_size`` (bytes), from the live record."""
+        return int(self.store.queue_account()["max_message_size"])
+
+    @property
+    def _body_cap_given(self) -> bool:
+        return self.ctx.options.get(self.body_option) is not None
+
+    @property
+    def max_body_bytes(self) -> int:
+        """The account's ``max_message_size``, unless the ``queue_max_body_bytes`` option sets another cap."""
+        return super().max_body_bytes if self._body_cap_given else self.max_message_size()
+
+    def body_too_large(self, limit: int) -> str:
+        if self._body_cap_given:
+            return super().body_too_large(limit)
+        return (f"request body too large: the queue interface reads at most the account's max_message_size "
+                f"of {limit} bytes per request (a trigger's body is its message); send a smaller body, or "
+                "move to a plan with a larger max_message_size (POST /devapi/v2/queue-upgrade)")
 
     def app(self) -> ASGIApp:
         store, runner = self.store, self.runner
@@ -417,6 +445,8 @@ class QueueArea(Area):
                 raise ApiError(404, str(exc)) from None
             except UnknownWorkflow as exc:
                 raise ApiError(422, str(exc)) from None
+            except MessageTooLarge as exc:  # the plan's limit shrank since the run was made
+                raise ApiError(413, str(exc)) from None
 
         def one_from_dlq(start: Any) -> Any:
             def handler(request: Request) -> JSONResponse:
@@ -472,6 +502,8 @@ class QueueArea(Area):
                 handle = await run_in_threadpool(runner.trigger, request.path_params["url"], body, **options)
             except UnknownWorkflow as exc:
                 raise ApiError(404, f"{exc}; registered: {', '.join(runner.urls) or 'none'}") from None
+            except MessageTooLarge as exc:
+                raise ApiError(413, str(exc)) from None
             return JSONResponse(_handle_wire(handle))
 
         routes = [

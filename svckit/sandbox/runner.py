@@ -30,17 +30,27 @@ What is recorded (and served by ``GET /queue/v2/workflows/logs``):
   (``GET /v2/events``): DELIVERED, ERROR (a retry follows), FAILED or CANCELED. Steps a resumed run
   copies are not delivered again and write no event.
 
-Runs execute on daemon worker threads, never on the event loop. Each step is written to SQLite when
-it starts and again when it finishes, so a killed sandbox loses no finished step. Runs still
-``RUN_STARTED`` when a sandbox starts were interrupted by a stop or a crash: :meth:`recover` marks
-them ``RUN_FAILED`` (the step in flight ``STEP_FAILED``) and puts them in the DLQ, so they can be
-resumed from where they stopped.
+Runs execute on a bounded pool of daemon worker threads (:mod:`svckit.sandbox.pool`, ``workers``
+of them, default 16), never on the event loop: runs beyond the pool wait, ``RUN_STARTED``, and start
+in the order they were made; a waiting run can be canceled (it never starts). The branches of a
+parallel group run on the same pool, ahead of waiting runs; a branch no worker has taken runs on its
+run's own thread, so a busy pool runs the group one branch after another instead of deadlocking.
+
+Every run's message (its body as compact JSON) must fit the queue account's ``max_message_size``,
+read from the live account record when the run is made (a plan upgrade changes it at once):
+trigger, resume and restart raise :class:`MessageTooLarge` otherwise.
+
+Each step is written to SQLite when it starts and again when it finishes, so a killed sandbox loses
+no finished step. Runs still ``RUN_STARTED`` when a sandbox starts were interrupted by a stop or a
+crash (or were still waiting for a worker): :meth:`recover` marks them ``RUN_FAILED`` (the step in
+flight ``STEP_FAILED``) and puts them in the DLQ, so they can be resumed from where they stopped.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import threading
 import uuid
@@ -51,10 +61,13 @@ from typing import Any
 
 from svckit.queue.models import EventState, RunState, StepState
 from svckit.sandbox.area import new_token
+from svckit.sandbox.pool import Task, WorkerPool
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 Workflow = Callable[["WorkflowContext"], Any]
 DEFAULT_RETRIES = 3
+#: runs (and parallel branches) that execute at once; ``Sandbox(queue_workers=...)`` changes it
+DEFAULT_WORKERS = 16
 #: the event each final state of a delivery (a step attempt) writes to the events log, and the
 #: HTTP status the workflow endpoint answered with (None: no answer, the delivery was cut short).
 _EVENT_OF_STEP: dict[str, tuple[EventState, int | None]] = {
@@ -76,6 +89,24 @@ class NotFoundError(LookupError):
 
 class InvalidState(RuntimeError):
     """The run is not in a state that allows the operation (e.g. cancel a finished run)."""
+
+
+class MessageTooLarge(ValueError):
+    """A run's message is larger than the queue account's ``max_message_size``."""
+
+    def __init__(self, limit: int, size: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(f"message too large: {size} bytes (the body as compact JSON), over the queue "
+                         f"account's max_message_size of {limit} bytes; send a smaller body, or move to a "
+                         "plan with a larger max_message_size (POST /devapi/v2/queue-upgrade)")
+
+
+def message_size(body_json: str | None) -> int:
+    """The size of a run's message: its body (stored JSON text) as compact UTF-8 JSON, in bytes."""
+    if body_json is None:
+        return 0
+    compact = json.dumps(json.loads(body_json), ensure_ascii=False, separators=(",", ":"))
+    return len(compact.encode("utf-8", "surrogatepass"))
 
 
 class StepFailed(Exception):
@@ -167,6 +198,7 @@ class WorkflowContext:
         branches = {**(steps or {}), **named}
         if not branches:
             raise ValueError("parallel: give at least one step")
+        self._run.check()
         group = self._new_group()
         ids = {name: self._take_step_id() for name in branches}
         results: dict[str, Any] = {}
@@ -178,12 +210,13 @@ class WorkflowContext:
             except BaseException as exc:  # noqa: BLE001 - re-raised on the workflow thread below
                 errors[name] = exc
 
-        threads = [threading.Thread(target=branch, args=item, daemon=True, name=f"svckit-step-{item[0]}")
-                   for item in branches.items()]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        # This thread runs the first branch; the others go to the pool, ahead of waiting runs, and
+        # join() runs any that no worker has taken yet here (see svckit/sandbox/pool.py).
+        (first, *rest) = branches.items()
+        tasks = [self._runner._pool.submit(functools.partial(branch, *item), urgent=True) for item in rest]
+        branch(*first)
+        for task in tasks:
+            task.join()
         for exc in errors.values():
             if isinstance(exc, RunAborted):
                 raise exc
@@ -230,6 +263,7 @@ class _ActiveRun:
         self.replay = replay
         self.abort = threading.Event()  # set on cancel and on sandbox stop
         self.done = threading.Event()
+        self.task: Task | None = None  # its turn on the worker pool
 
     def check(self) -> None:
         if self.abort.is_set():
@@ -239,14 +273,18 @@ class _ActiveRun:
 class WorkflowRunner:
     """Registry of workflow functions by URL, and the engine that runs them (module docstring)."""
 
-    def __init__(self, store: Store, *, retry_delay: float = 0.05, log: Callable[[str], None] = print) -> None:
+    def __init__(self, store: Store, *, retry_delay: float = 0.05, workers: int = DEFAULT_WORKERS,
+                 message_limit: Callable[[], int] | None = None, log: Callable[[str], None] = print) -> None:
+        """``message_limit`` returns the current largest message in bytes (None: no limit)."""
         self.store = store
         self.retry_delay = retry_delay
+        self.message_limit = message_limit
         self.log = log
         self._workflows: dict[str, Workflow] = {}
         self._active: dict[int, _ActiveRun] = {}
         self._lock = threading.RLock()
         self._closed = False
+        self._pool = WorkerPool(workers, "svckit-run", log)
 
     # -- registry ----------------------------------------------------------------------------
     def register(self, url: str, fn: Workflow) -> Workflow:
@@ -268,13 +306,15 @@ class WorkflowRunner:
     def trigger(self, url: str, body: Any = None, *, run_id: str | None = None, label: str | None = None,
                 retries: int | None = None, flow_control_key: str | None = None,
                 flow_control_value: str | None = None, caller_ip: str | None = None) -> RunHandle:
-        """Start a run of the workflow registered at ``url`` on a worker thread. ``caller_ip`` is the
-        publisher's address the DLQ and its ``callerIp`` filter report (the trigger route passes it)."""
+        """Start a run of the workflow registered at ``url`` on the worker pool. ``caller_ip`` is the
+        publisher's address the DLQ and its ``callerIp`` filter report (the trigger route passes it).
+        MessageTooLarge when the body is over the account's ``max_message_size``."""
         if url not in self._workflows:
             raise UnknownWorkflow(f"no workflow registered at {url!r}")
+        body_json = None if body is None else json.dumps(body)
+        self._check_message(body_json)
         row = self._insert_run(
-            run_id=run_id or f"wfr_{new_token(15)}", url=url, label=label,
-            body=None if body is None else json.dumps(body),
+            run_id=run_id or f"wfr_{new_token(15)}", url=url, label=label, body=body_json,
             retries=DEFAULT_RETRIES if retries is None else retries,
             flow_control_key=flow_control_key, flow_control_value=flow_control_value, resumed_from=None,
             caller_ip=caller_ip)
@@ -314,6 +354,7 @@ class WorkflowRunner:
             if failed["url"] not in self._workflows:
                 raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
                                       "sandbox process; register it with runner.register(url, fn) first")
+            self._check_message(failed["body"])
         handles = []
         for dlq_id, failed in failed_runs:
             replay = self._succeeded_steps(failed["seq"]) if keep_steps else {}
@@ -326,6 +367,13 @@ class WorkflowRunner:
                 resumed_from=dlq_id, consume_dlq=dlq_id, caller_ip=failed["caller_ip"])
             handles.append(self._start(row, replay))
         return handles
+
+    def _check_message(self, body_json: str | None) -> None:
+        if self.message_limit is None or body_json is None:
+            return
+        limit, size = self.message_limit(), message_size(body_json)
+        if size > limit:
+            raise MessageTooLarge(limit, size)
 
     def _succeeded_steps(self, run_seq: int) -> dict[tuple[str, int], dict[str, Any]]:
         """The steps of a run that succeeded, by (name, occurrence): what a resumed run replays."""
@@ -392,8 +440,19 @@ class WorkflowRunner:
             for seq in seqs:
                 active = self._active.get(seq)
                 if active is not None:
-                    active.abort.set()
+                    self._abort(active)
         return len(seqs)
+
+    def _abort(self, active: _ActiveRun) -> None:
+        """Stop a run at its next step boundary; one still waiting for a worker never starts."""
+        active.abort.set()
+        if active.task is not None and active.task.cancel():
+            self._retire(active)
+
+    def _retire(self, active: _ActiveRun) -> None:
+        with self._lock:
+            self._active.pop(active.seq, None)
+        active.done.set()
 
     def handle(self, run_id: str, created_at: int) -> RunHandle:
         """The handle of a run known by id and creation time (e.g. from a resume over HTTP)."""
@@ -441,11 +500,13 @@ class WorkflowRunner:
         return dlq_ids
 
     def close(self) -> None:
-        """Stop every run at its next step boundary, without waiting (a step function may block)."""
+        """Stop every run at its next step boundary, without waiting (a step function may block).
+        Runs still waiting for a worker never start (the next start recovers them)."""
         with self._lock:
             self._closed = True
-            for active in self._active.values():
-                active.abort.set()
+            for active in list(self._active.values()):
+                self._abort(active)
+        self._pool.close()
 
     # -- execution ---------------------------------------------------------------------------
     def _insert_run(self, *, run_id: str, url: str, label: str | None, body: str | None, retries: int,
@@ -478,14 +539,18 @@ class WorkflowRunner:
 
     def _start(self, row: dict[str, Any], replay: dict[tuple[str, int], dict[str, Any]]) -> RunHandle:
         active = _ActiveRun(row, replay)
-        with self._lock:
+        with self._lock:  # a cancel or close sees the run only with its task
             self._active[active.seq] = active
-        threading.Thread(target=self._execute_run, args=(active,), daemon=True,
-                         name=f"svckit-run-{active.run_id}").start()
+            if self._closed:  # closed since the run was made: it stays RUN_STARTED, recovered next start
+                self._retire(active)
+            else:
+                active.task = self._pool.submit(functools.partial(self._execute_run, active))
         return RunHandle(active.run_id, active.created_at, active.seq)
 
     def _execute_run(self, active: _ActiveRun) -> None:
         try:
+            if active.abort.is_set():
+                return  # canceled while it waited for a worker (already recorded)
             context = WorkflowContext(self, active)
             try:
                 self._workflows[active.url](context)
@@ -500,9 +565,7 @@ class WorkflowRunner:
         except StoreClosed:
             pass  # the sandbox stopped under us; the next start recovers this run
         finally:
-            with self._lock:
-                self._active.pop(active.seq, None)
-            active.done.set()
+            self._retire(active)
 
     def _finish(self, active: _ActiveRun, failure: str | None) -> None:
         # No abort check here: a run whose last step finished is recorded even while the sandbox stops.

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import ipaddress
 import re
 import shutil
 import socket
@@ -31,7 +32,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
+from svckit.sandbox.limits import BodyLimit, protocol_factory
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
+from svckit.sandbox.private import private_dir, tighten
 
 #: area name -> "module:Class"; areas are imported only when asked for.
 AREAS: dict[str, str] = {
@@ -42,6 +45,32 @@ AREAS: dict[str, str] = {
 }
 ALL_AREAS: tuple[str, ...] = tuple(AREAS)
 LOOPBACK = "127.0.0.1"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the sandbox on this machine: a loopback address, or a name
+    whose every address is one ("localhost"). An empty host binds every interface."""
+    if not host:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False  # the bind will fail and say why; until then, assume the worst
+    return bool(addresses) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+
+
+def exposure_warning(host: str) -> str | None:
+    """What binding ``host`` exposes, as a warning to show before binding; None for loopback."""
+    if is_loopback(host):
+        return None
+    return (f"WARNING: binding {host or 'every interface'!r} (not loopback) serves every area (key-value, "
+            "vector, devapi, queue) to anyone who can reach this machine on that address, over plain HTTP: "
+            "the bearer tokens, the devapi key and every stored value cross the network unencrypted. "
+            f"Bind {LOOPBACK} (the default) unless that is what you want.")
 
 
 def load_areas(ctx: SandboxContext, names: Sequence[str]) -> list[Area]:
@@ -79,7 +108,7 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
     # the OpenAPI document of every route (no auth), before the area mounts
     routes: list[BaseRoute] = [Route(OPENAPI_PATH, openapi_endpoint, methods=["GET"])]
     for area in areas:
-        mount = Mount(area.prefix, app=area.app())
+        mount = Mount(area.prefix, app=BodyLimit(area.app(), area))
         # Key-value arguments travel as path segments and may hold a line feed once decoded; the
         # default pattern's "." stops there, so let it match any character.
         mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
@@ -146,7 +175,13 @@ class Sandbox:
 
     ``data_dir=None`` uses a fresh temporary directory that is removed on stop; name a directory to
     keep state across restarts. Other keyword options go to the areas (``backend``, ``redis_url``,
-    ``embedding_model``, ...).
+    ``embedding_model``, ...) and set the request bounds (svckit/sandbox/limits.py): ``header_timeout``
+    and ``body_timeout`` (seconds), ``max_header_bytes``, and each area's body cap
+    (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ``queue_max_body_bytes``; the key-value
+    area's follows ``kv_max_request_size``).
+
+    The data directory is kept private (0700, its files 0600). A ``host`` other than loopback is
+    warned about on start: it serves every area and its tokens over plain HTTP to the network.
     """
 
     def __init__(
@@ -167,6 +202,7 @@ class Sandbox:
         self.seed = seed
         self.area_names = tuple(areas)
         self.options = options
+        self._protocol = protocol_factory(options)  # a bad timeout option fails here
         self.areas: list[Area] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -175,10 +211,19 @@ class Sandbox:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _prepare(self) -> tuple[Starlette, socket.socket]:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.data_dir)
         ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options))
         self.context = ctx
+        opened = tighten(self.data_dir)
+        if opened:
+            ctx.log(f"data directory {self.data_dir}: removed group and other access from {len(opened)} "
+                    "path(s); it is kept 0700, its files 0600")
+        warning = exposure_warning(self.host)
+        if warning is not None:
+            ctx.log(warning)
         self.areas = load_areas(ctx, self.area_names)
+        for area in self.areas:
+            area.max_body_bytes  # noqa: B018 - a bad *_max_body_bytes option fails here, not on a request
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto says TCP (accepted
         # sockets inherit it); without it every reply waits ~40 ms for a delayed ACK (Nagle).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -191,8 +236,9 @@ class Sandbox:
     def _config(self, app: Starlette) -> uvicorn.Config:
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
         # X-Forwarded-* middleware (one more layer and header scan per request) has nothing to do
-        return uvicorn.Config(app, http="httptools", loop=event_loop(), log_level="warning", access_log=False,
-                              lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
+        # http: uvicorn's httptools protocol with read timeouts and a head size cap (limits.py)
+        return uvicorn.Config(app, http=self._protocol, loop=event_loop(), log_level="warning",  # type: ignore[arg-type]
+                              access_log=False, lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
 
     async def _serve(self, server: _Server, sock: socket.socket, on_ready: Any = None) -> None:
         """Serve on the running loop; say which parser and loop serve, once serving."""

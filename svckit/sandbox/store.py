@@ -7,6 +7,9 @@ loses nothing that completed.
 
 Both areas use the same instance: :meth:`Store.acquire` builds it on first use and keeps it in
 ``ctx.shared["store"]``; :meth:`Store.release` closes it after the last user.
+
+The file holds the queue token and signing password, so it is created 0600 before SQLite opens it
+(its WAL and shared-memory files take the same mode; see :mod:`svckit.sandbox.private`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from svckit.sandbox.area import SandboxContext, new_token
 from svckit.sandbox.plans import PLAN_PRESETS
+from svckit.sandbox.private import create_private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -78,7 +82,7 @@ class Store:
     """Thread-safe access to ``state.sqlite3`` (see the module docstring)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = Path(path)
+        self.path = create_private_file(Path(path))
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row

@@ -103,9 +103,9 @@ def test_huge_arguments(playground: Live, http):
     assert http.get(kv + "/STRLEN/huge", headers=auth).json() == {"result": len(big)}
     check("kv", http.post(kv + "/", json=["SET", "huge2", big], headers=auth))
     check("kv", http.post(kv + "/pipeline", json=[["SET", f"h{i}", "v"] for i in range(20_000)], headers=auth))
-    # over the request limit: refused with the error body, not a 500
+    # over the request limit: refused with the error body (413: the body is over the cap), not a 500
     limit = http.post(kv + "/", json=["SET", "toobig", "x" * (11 * 1024 * 1024)], headers=auth)
-    assert limit.status_code == 400 and "max request size" in limit.json()["error"]
+    assert limit.status_code == 413 and "max request size" in limit.json()["error"]
     for area, path, body in [
         ("vector", "/vector/dense/query-data", {"data": big, "topK": 1}),
         ("vector", "/vector/sparse/query-data", {"data": big, "topK": 1}),

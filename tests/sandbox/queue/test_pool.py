@@ -1,0 +1,192 @@
+"""Workflow runs execute on a bounded pool (svckit/sandbox/pool.py): never more at once than
+``queue_workers``, the others wait ``RUN_STARTED`` and start in order, a waiting run can be canceled,
+parallel branches cannot deadlock a busy pool, and a sandbox with waiting runs stops at once.
+
+Concurrency is counted inside the workflows (and worker threads by name), never timed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from svckit.sandbox import Sandbox
+from svckit.sandbox.runner import WorkflowRunner
+from tests.conftest import running
+
+URL = "https://app.example.com/api/workflows/pooled"
+WAIT = 30.0  # how long a run may wait for a gate before the test counts it as hung
+
+
+class Gauge:
+    """How many workflows run at once, and the most there ever were."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+        self.threads: set[str] = set()
+        self.started: list[int] = []
+        self.busy = threading.Condition(self.lock)
+
+    def enter(self, n: int) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+            self.threads.add(threading.current_thread().name)
+            self.started.append(n)
+            self.busy.notify_all()
+
+    def leave(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+    def wait_for(self, running: int) -> None:
+        with self.busy:
+            assert self.busy.wait_for(lambda: self.now == running, WAIT), f"{self.now} running, not {running}"
+
+
+def pooled(tmp_path, workers: int) -> Iterator[Sandbox]:
+    return running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0, queue_workers=workers)
+
+
+def trigger(sb: Sandbox, http: httpx.Client, body: object, url: str = URL) -> str:
+    r = http.post(f"{sb.url}/queue/v2/trigger/{url}", json=body,
+                  headers={"Authorization": f"Bearer {sb.env['SVC_QUEUE_TOKEN']}"})
+    assert r.status_code == 200, r.text
+    return r.json()["workflowRunId"]
+
+
+def states(runner: WorkflowRunner) -> dict[str, str]:
+    return {r["run_id"]: r["state"] for r in runner.store.query("SELECT run_id, state FROM runs")}
+
+
+def pool_threads(runner: WorkflowRunner) -> int:
+    """This runner's worker threads (other sandboxes of the test session have pools of their own)."""
+    return runner._pool.threads
+
+
+@pytest.mark.timeout(120)
+def test_200_triggers_on_a_pool_of_4_run_4_at_a_time_and_all_finish(tmp_path):
+    gauge, gate = Gauge(), threading.Event()
+
+    def wf(context):
+        def work():
+            gauge.enter(context.body["n"])
+            try:
+                assert gate.wait(WAIT)
+            finally:
+                gauge.leave()
+            return context.body["n"]
+        return context.run("work", work)
+
+    with pooled(tmp_path, 4) as sb, httpx.Client(timeout=30) as http:
+        runner = sb.area("queue").runner
+        runner.register(URL, wf)
+        ids = [trigger(sb, http, {"n": n}) for n in range(200)]
+        gauge.wait_for(4)
+        waiting = [s for s in states(runner).values() if s == "RUN_STARTED"]
+        assert len(waiting) == 200 and gauge.now == 4  # 4 running, 196 waiting, all RUN_STARTED
+        assert pool_threads(runner) == 4
+        gate.set()
+        for run_id in ids:
+            assert runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT) == "RUN_SUCCESS"
+    assert gauge.peak == 4 and len(gauge.threads) == 4
+    assert sorted(gauge.started) == list(range(200))
+
+
+def _created(runner: WorkflowRunner, run_id: str) -> int:
+    return runner.store.query("SELECT created_at FROM runs WHERE run_id = ?", (run_id,))[0]["created_at"]
+
+
+@pytest.mark.timeout(120)
+def test_waiting_runs_start_in_order_and_a_canceled_one_never_starts(tmp_path):
+    gauge, gate, entered = Gauge(), threading.Event(), []
+
+    def wf(context):
+        entered.append(context.body["n"])  # workflow code outside any step runs too when a run starts
+
+        def work():
+            gauge.enter(context.body["n"])
+            try:
+                assert gate.wait(WAIT)
+            finally:
+                gauge.leave()
+        context.run("work", work)
+
+    with pooled(tmp_path, 1) as sb, httpx.Client(timeout=30) as http:
+        runner = sb.area("queue").runner
+        runner.register(URL, wf)
+        ids = [trigger(sb, http, {"n": n}) for n in range(6)]
+        gauge.wait_for(1)
+        r = http.delete(f"{sb.url}/queue/v2/workflows/runs/{ids[2]}",
+                        headers={"Authorization": f"Bearer {sb.env['SVC_QUEUE_TOKEN']}"})
+        assert r.status_code == 200 and r.json() == "OK"
+        # canceled while waiting: finished at once, though the only worker is still busy (a wait
+        # that lasted until the gate opens would hang this test: the gate opens only after it)
+        assert runner.wait(runner.handle(ids[2], _created(runner, ids[2])), timeout=600) == "RUN_CANCELED"
+        assert gauge.started == [0]
+        gate.set()
+        for run_id in ids:
+            runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT)
+        assert gauge.started == entered == [0, 1, 3, 4, 5]
+        assert [states(runner)[i] for i in ids] == ["RUN_SUCCESS"] * 2 + ["RUN_CANCELED"] + ["RUN_SUCCESS"] * 3
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parallel_branches_finish_when_every_worker_is_busy(tmp_path, workers):
+    """Every worker holds a run whose parallel group waits for its branches: the branches run on the
+    runs' own threads instead of waiting for a worker that will never be free."""
+    def wf(context):
+        return context.parallel({f"branch-{i}": (lambda i=i: i * context.body["n"]) for i in range(4)})
+
+    with pooled(tmp_path, workers) as sb, httpx.Client(timeout=30) as http:
+        runner = sb.area("queue").runner
+        runner.register(URL, wf)
+        ids = [trigger(sb, http, {"n": n}) for n in range(2 * workers)]
+        for run_id in ids:
+            assert runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT) == "RUN_SUCCESS"
+        assert pool_threads(runner) <= workers
+
+
+@pytest.mark.timeout(120)
+def test_parallel_branches_run_side_by_side_when_workers_are_free(tmp_path):
+    barrier = threading.Barrier(3, timeout=WAIT)  # passes only if all three branches run at once
+
+    def wf(context):
+        return context.parallel({name: barrier.wait for name in ("a", "b", "c")})
+
+    with pooled(tmp_path, 4) as sb, httpx.Client(timeout=30) as http:
+        runner = sb.area("queue").runner
+        runner.register(URL, wf)
+        run_id = trigger(sb, http, {})
+        assert runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT) == "RUN_SUCCESS"
+
+
+@pytest.mark.timeout(60)
+def test_a_sandbox_with_waiting_runs_stops_at_once_and_recovers_them(tmp_path):
+    stuck = threading.Event()  # never set while the sandbox runs: the one worker stays busy
+    started = []
+
+    def wf(context):
+        started.append(context.body["n"])
+        context.run("stuck", lambda: stuck.wait(WAIT))
+
+    try:
+        with pooled(tmp_path, 1) as sb, httpx.Client(timeout=30) as http:
+            sb.area("queue").runner.register(URL, wf)
+            ids = [trigger(sb, http, {"n": n}) for n in range(5)]
+            sb.area("queue").runner.wait_for_step(sb.area("queue").runner.handle(ids[0], _created(
+                sb.area("queue").runner, ids[0])), "stuck", timeout=WAIT)
+        # stopped (the context exited) while run 0 blocks and runs 1..4 wait: none of them starts
+        assert started == [0]
+        with pooled(tmp_path, 1) as again:
+            runner = again.area("queue").runner
+            assert set(states(runner).values()) == {"RUN_FAILED"}
+            assert len(runner.store.query("SELECT dlq_id FROM dlq")) == 5
+    finally:
+        stuck.set()
+    assert started == [0]
