@@ -32,7 +32,7 @@ import http.client
 import re
 import ssl
 import urllib.request
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import Any
 
 import aiohttp
@@ -347,13 +347,9 @@ _ASYNC_ERRORS: tuple[tuple[type[Exception], type[httpx.TransportError]], ...] = 
 )
 
 
-@contextlib.contextmanager
-def _async_errors() -> Iterator[None]:
-    try:
-        yield
-    except aiohttp.ClientError as exc:
-        kind = next(new for old, new in _ASYNC_ERRORS if isinstance(exc, old))
-        raise kind(str(exc) or type(exc).__name__) from None
+def _async_error(exc: aiohttp.ClientError) -> httpx.TransportError:
+    kind = next(new for old, new in _ASYNC_ERRORS if isinstance(exc, old))
+    return kind(str(exc) or type(exc).__name__)
 
 
 class AsyncPool(httpx.AsyncBaseTransport):
@@ -417,7 +413,7 @@ class AsyncPool(httpx.AsyncBaseTransport):
         send = functools.partial(session.request, request.method, yarl.URL(str(request.url), encoded=True),
                                  headers=headers, allow_redirects=False, compress=None, proxy=self._proxy,
                                  proxy_auth=self._proxy_auth, timeout=self._timeout(request))
-        with _async_errors():
+        try:  # (a try, not a context manager: this is every request's path)
             if write is None or len(body) <= WRITE_CHUNK:
                 reply = await send(data=body or None)
             else:
@@ -438,6 +434,8 @@ class AsyncPool(httpx.AsyncBaseTransport):
                 reply.close()  # unread bytes may follow: this connection cannot carry another request
                 raise
             reply.release()
+        except aiohttp.ClientError as exc:
+            raise _async_error(exc) from None
         return _response(reply.status, list(reply.raw_headers), content)
 
     async def _read(self, reply: aiohttp.ClientResponse) -> bytes:
