@@ -43,6 +43,15 @@ class Gauge:
         with self.lock:
             self.now -= 1
 
+    def hold(self, n: int, gate: threading.Event) -> int:
+        """A step's work: count it as running until ``gate`` opens."""
+        self.enter(n)
+        try:
+            assert gate.wait(WAIT)
+        finally:
+            self.leave()
+        return n
+
     def wait_for(self, running: int) -> None:
         with self.busy:
             assert self.busy.wait_for(lambda: self.now == running, WAIT), f"{self.now} running, not {running}"
@@ -73,14 +82,7 @@ def test_200_triggers_on_a_pool_of_4_run_4_at_a_time_and_all_finish(tmp_path):
     gauge, gate = Gauge(), threading.Event()
 
     def wf(context):
-        def work():
-            gauge.enter(context.body["n"])
-            try:
-                assert gate.wait(WAIT)
-            finally:
-                gauge.leave()
-            return context.body["n"]
-        return context.run("work", work)
+        return context.run("work", lambda: gauge.hold(context.body["n"], gate))
 
     with pooled(tmp_path, 4) as sb, httpx.Client(timeout=30) as http:
         runner = sb.area("queue").runner
@@ -107,14 +109,7 @@ def test_waiting_runs_start_in_order_and_a_canceled_one_never_starts(tmp_path):
 
     def wf(context):
         entered.append(context.body["n"])  # workflow code outside any step runs too when a run starts
-
-        def work():
-            gauge.enter(context.body["n"])
-            try:
-                assert gate.wait(WAIT)
-            finally:
-                gauge.leave()
-        context.run("work", work)
+        context.run("work", lambda: gauge.hold(context.body["n"], gate))
 
     with pooled(tmp_path, 1) as sb, httpx.Client(timeout=30) as http:
         runner = sb.area("queue").runner
