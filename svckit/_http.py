@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -329,10 +329,7 @@ def _client_kwargs(base_url: str, auth: Auth | None, timeout: float | None, head
 
 
 Verify = ssl.SSLContext | str | bool
-Pool = TypeVar("Pool", SyncPool, AsyncPool)
-
-
-def _pool(cls: type[Pool], base_url: str, **options: Any) -> Pool | None:
+def _pool(cls: type[SyncPool | AsyncPool], base_url: str, **options: Any) -> SyncPool | AsyncPool | None:
     """The pool for ``base_url``, through the proxy httpx would use from the environment; None where
     only httpx's own transport can go (a SOCKS proxy)."""
     usable, proxy = env_proxy(base_url)
@@ -340,13 +337,35 @@ def _pool(cls: type[Pool], base_url: str, **options: Any) -> Pool | None:
 
 
 class _TransportBase:
-    def __init__(self, base_url: str, auth: Auth | None, retry: RetryPolicy | None,
-                 max_reply_bytes: int) -> None:
+    """What the sync and async transports share: one constructor over their httpx client class and
+    pool class, the retry verdict, and redaction."""
+
+    _client_class: type[httpx.Client | httpx.AsyncClient]
+    _pool_class: type[SyncPool | AsyncPool]
+
+    def __init__(
+        self,
+        base_url: str,
+        auth: Auth | None = None,
+        *,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+        verify: Verify = True,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.auth = auth
         self.retry = retry or RetryPolicy()
         self.max_reply_bytes = max_reply_bytes
         self._secrets = auth.secrets() if auth else ()
+        tls = ssl_context(verify)  # one TLS context (loading the CA roots once) for httpx and the pool
+        # builds every request; sends the event streams and what goes through a SOCKS proxy
+        self._client: Any = self._client_class(transport=transport,  # type: ignore[arg-type]
+                                               **_client_kwargs(base_url, auth, timeout, headers, tls))
+        self._pool: Any = transport or _pool(self._pool_class, self.base_url, verify=tls,
+                                             max_reply_bytes=max_reply_bytes)
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -378,28 +397,13 @@ class SyncTransport(_TransportBase):
     :class:`~svckit._pools.SyncPool` (urllib3's keep-alive pool; http and https; through the proxy
     httpx would take from the environment), or over the ``transport`` given. Event streams, and
     requests for a SOCKS proxy, go through the httpx client itself. ``verify`` is httpx's: True
-    (certifi's roots), a CA bundle path, an ``ssl.SSLContext``, or False. A reply body over ``max_reply_bytes`` is
-    refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
+    (certifi's roots), a CA bundle path, an ``ssl.SSLContext``, or False. A reply body over
+    ``max_reply_bytes`` is refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
 
-    def __init__(
-        self,
-        base_url: str,
-        auth: Auth | None = None,
-        *,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
-        verify: Verify = True,
-        max_reply_bytes: int = MAX_REPLY_BYTES,
-    ) -> None:
-        super().__init__(base_url, auth, retry, max_reply_bytes)
-        tls = ssl_context(verify)  # one TLS context (loading the CA roots once) for httpx and the pool
-        # builds every request; sends the event streams and what goes through a proxy
-        self._client = httpx.Client(transport=transport,
-                                    **_client_kwargs(base_url, auth, timeout, headers, tls))
-        self._pool: httpx.BaseTransport | None = transport or _pool(
-            SyncPool, self.base_url, verify=tls, max_reply_bytes=max_reply_bytes)
+    _client_class = httpx.Client
+    _pool_class = SyncPool
+    _client: httpx.Client
+    _pool: httpx.BaseTransport | None
 
     def _exchange(self, request: httpx.Request) -> httpx.Response:
         if self._pool is None:  # a SOCKS proxy: httpx's own transport, the reply read as the pool's are
@@ -462,25 +466,10 @@ class AsyncTransport(_TransportBase):
     """The asyncio counterpart of :class:`SyncTransport`, over :class:`~svckit._pools.AsyncPool`
     (aiohttp's keep-alive pool; http and https) or the ``transport`` given."""
 
-    def __init__(
-        self,
-        base_url: str,
-        auth: Auth | None = None,
-        *,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        headers: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        verify: Verify = True,
-        max_reply_bytes: int = MAX_REPLY_BYTES,
-    ) -> None:
-        super().__init__(base_url, auth, retry, max_reply_bytes)
-        tls = ssl_context(verify)
-        # builds every request; sends the event streams and what goes through a proxy
-        self._client = httpx.AsyncClient(transport=transport,
-                                         **_client_kwargs(base_url, auth, timeout, headers, tls))
-        self._pool: httpx.AsyncBaseTransport | None = transport or _pool(
-            AsyncPool, self.base_url, verify=tls, max_reply_bytes=max_reply_bytes)
+    _client_class = httpx.AsyncClient
+    _pool_class = AsyncPool
+    _client: httpx.AsyncClient
+    _pool: httpx.AsyncBaseTransport | None
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:
         if self._pool is None:
