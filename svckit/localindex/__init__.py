@@ -6,14 +6,17 @@
 
 Modules: ``embedding`` (sentence-transformers, packaged MiniLM, offline, cached), ``sparse`` (BM25),
 ``fusion`` (RRF, DBSF), ``metrics`` (score normalisation), ``filter`` (the metadata filter language),
+``glob`` (its GLOB, matched by RE2 in linear time), ``limits`` (what one request may ask for),
 ``ann`` (exact numpy / faiss HNSW), ``store`` (SQLite persistence), ``corpus`` (the demo corpus),
-``index`` (:class:`LocalIndex`).
+``namespace`` (a namespace's records), ``resumable`` (open resumable queries), ``index``
+(:class:`LocalIndex`: writes, persistence, info) and ``reads`` (its fetch, range and queries).
 """
 
 from svckit.localindex.corpus import docstring_pairs, load_demo_corpus
 from svckit.localindex.embedding import DenseEmbedder, get_embedder, packaged_model_path
 from svckit.localindex.filter import Filter, FilterSyntaxError, parse_filter
 from svckit.localindex.index import EmbeddingModelMissing, LocalIndex
+from svckit.localindex.limits import Limits
 from svckit.localindex.request import InvalidRequest
 
 __all__ = [
@@ -22,6 +25,7 @@ __all__ = [
     "Filter",
     "FilterSyntaxError",
     "InvalidRequest",
+    "Limits",
     "LocalIndex",
     "docstring_pairs",
     "get_embedder",
