@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from svckit import demo
-from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
+from tests.lab_harness import Lab, full_page_screenshot, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -58,7 +58,7 @@ def test_account_dashboard_notebook(browser, lab, screenshots, ui):
     dash = page.locator(".svc-account-dashboard").first
     dash.wait_for(state="visible", timeout=30_000)
     dash.scroll_into_view_if_needed()
-    page.screenshot(path=shot(screenshots, "account_dashboard_page", ui), full_page=True)
+    full_page_screenshot(page, shot(screenshots, "account_dashboard_page", ui))
     assert "Queue account" in dash.locator(".svc-account-header").inner_text()
     # the plotly chart rendered (bars drawn)
     page.wait_for_function("() => document.querySelectorAll("

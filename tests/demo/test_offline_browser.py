@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.lab_harness import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.lab_harness import CHROMIUM, CHROMIUM_ARGS, full_page_screenshot, require_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,7 +60,7 @@ def test_an_exported_page_draws_its_charts_and_tables_offline(name, offline_page
     assert seen["tables"] >= tables, seen
     assert not page.svc_errors, page.svc_errors
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(screenshots / f"offline_{name}.png"), full_page=True)
+    full_page_screenshot(page, str(screenshots / f"offline_{name}.png"))
     page.close()
 
 
