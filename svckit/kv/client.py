@@ -202,9 +202,7 @@ class KV(_Base[S]):
 
     # -- running commands --------------------------------------------------------------------
     def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        request = build_command(self._format, cmd.args, private=private)
-        request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
-        return self._decode(self._transport.send(request), cmd)
+        return self._decode(self._transport.send(build_command(self._format, cmd.args, private=private)), cmd)
 
     def execute(self, *args: Arg) -> Any:
         """Send one raw command (``kv.execute("SET", "a", b"\\x00")``) and return its decoded reply."""
@@ -292,9 +290,7 @@ class AsyncKV(_Base[S]):
         def as_bytes(self) -> AsyncKV[bytes]: ...
 
     async def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        request = build_command(self._format, cmd.args, private=private)
-        request.path = self.url + request.path  # absolute: httpx skips merging it with base_url
-        return self._decode(await self._transport.send(request), cmd)
+        return self._decode(await self._transport.send(build_command(self._format, cmd.args, private=private)), cmd)
 
     async def execute(self, *args: Arg) -> Any:
         return await self._invoke(Cmd(args))
@@ -367,7 +363,6 @@ class BasePipeline(Commands):
         rows = [json_args(cmd.args) for cmd in commands]  # may refuse raw bytes: queue kept then
         self._queue.clear()
         request = build_batch(self._client._format, rows, transaction=self.transaction)
-        request.path = self._client.url + request.path  # absolute: no merge with base_url
         return commands, request
 
     def _results(self, commands: list[Cmd[Any, Any]], request: ApiRequest, response: httpx.Response) -> list[Any]:
