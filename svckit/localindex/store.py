@@ -10,7 +10,6 @@ on the namespace's current average length anyway; sparse vectors the client gave
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from svckit._files import create_private_file, private_dir
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,13 +45,10 @@ class IndexStore:
     """The SQLite file ``<directory>/index.sqlite3`` of one index."""
 
     def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
         # the vectors, their text and metadata are the user's data: private, like the sandbox's data
         # directory (created 0600 before SQLite opens it; its WAL and shared-memory files copy the mode)
-        self.directory.parent.mkdir(parents=True, exist_ok=True)
-        self.directory.mkdir(mode=0o700, exist_ok=True)
-        self.path = self.directory / "index.sqlite3"
-        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        self.directory = private_dir(Path(directory))
+        self.path = create_private_file(self.directory / "index.sqlite3")
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")

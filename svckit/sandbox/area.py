@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import secrets
 import sys
 from collections.abc import Callable, Mapping
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from starlette.types import ASGIApp
+
+from svckit._files import write_private
 
 N = TypeVar("N", int, float)
 
@@ -71,11 +72,7 @@ class Credentials:
         path = self._path
         if path is None:
             return
-        tmp = path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            json.dump({k: v for k, v in asdict(self).items() if not k.startswith("_")}, fh)
-        os.replace(tmp, path)
+        write_private(path, json.dumps({k: v for k, v in asdict(self).items() if not k.startswith("_")}))
 
     def __repr__(self) -> str:
         return "Credentials(***)"

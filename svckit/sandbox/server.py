@@ -29,12 +29,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from svckit._files import private_dir
 from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.limits import BodyLimit, protocol_factory
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
-from svckit.sandbox.private import private_dir, tighten
+from svckit.sandbox.private import tighten
 
 #: area name -> "module:Class"; areas are imported only when asked for.
 AREAS: dict[str, str] = {

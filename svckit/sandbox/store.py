@@ -24,9 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from svckit._files import create_private_file
 from svckit.sandbox.area import SandboxContext, new_token
 from svckit.sandbox.plans import PLAN_PRESETS
-from svckit.sandbox.private import create_private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

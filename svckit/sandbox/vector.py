@@ -47,12 +47,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svckit._files import private_dir
 from svckit.localindex import LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
 from svckit.localindex.limits import Limits
 from svckit.sandbox.area import Area, SandboxContext
 from svckit.sandbox.auth import bearer_check
-from svckit.sandbox.private import private_dir
 
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},

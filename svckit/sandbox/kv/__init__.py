@@ -25,6 +25,7 @@ from typing import Any
 from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import AuthenticationError, ResponseError
 
+from svckit._files import write_private
 from svckit.errors import mask
 from svckit.sandbox.area import Area, SandboxContext, new_token
 from svckit.sandbox.kv import guard, json_functions
@@ -33,7 +34,7 @@ from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
-from svckit.sandbox.kv.users import RESERVED, write_private
+from svckit.sandbox.kv.users import RESERVED
 
 __all__ = ["KVArea"]
 

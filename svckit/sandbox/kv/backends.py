@@ -40,6 +40,7 @@ from redis.asyncio.connection import (
     async_timeout,
 )
 
+from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
 from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, load_passwords, write_acl_file
 
@@ -178,7 +179,7 @@ class RedisChild(Backend):
 
     async def start(self) -> None:
         # created 0700; what an older version left readable to others the sandbox tightens at start
-        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.dir)
         acl_file = self.dir / "users.acl"
         write_acl_file(acl_file, self._passwords)  # ACL SAVE keeps ACL users across restarts there
         sock = self.dir / "redis.sock"

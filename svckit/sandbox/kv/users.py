@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 from pathlib import Path
+
+from svckit._files import write_private
 
 GATEWAY_USER = "svckit-gateway"
 ADMIN_USER = "svckit-admin"
@@ -40,15 +41,6 @@ DATA_EXTRAS = ("keys", "sort", "sort_ro", "restore", "flushall", "flushdb", "swa
 DATA_RULES = ("~*", "&*", "+@all", "-@admin", "-@dangerous", *(f"+{name}" for name in DATA_EXTRAS))
 #: the management work, and nothing else: a bug that sent a token's command here would be refused.
 ADMIN_RULES = ("~*", "&*", "-@all", "+acl", "+config|set", "+function|load", "+module|list", "+ping")
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, the file created 0600."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def load_passwords(data_dir: Path) -> dict[str, str]:
