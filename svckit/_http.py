@@ -37,6 +37,7 @@ from svckit._pools import (
     MAX_REPLY_BYTES,
     AsyncPool,
     SyncPool,
+    Verify,
     aread_whole,
     env_proxy,
     read_whole,
@@ -161,8 +162,8 @@ class ApiRequest:
         URL), which was half the cost of building a request."""
         if "://" in self.path:  # an absolute URL: httpx's own merge
             default = httpx.USE_CLIENT_DEFAULT
-            return client.build_request(self.method, self.path, params=self.params, headers=self.headers or None,
-                                        content=self.content, json=self.json,
+            return client.build_request(self.method, self.path, params=self.params,
+                                        headers=self.headers or None, content=self.content, json=self.json,
                                         timeout=default if self.timeout is None else self.timeout)
         headers: httpx.Headers = client.headers
         if self.headers:
@@ -328,7 +329,6 @@ def _client_kwargs(base_url: str, auth: Auth | None, timeout: float | None, head
     return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout, "verify": verify}
 
 
-Verify = ssl.SSLContext | str | bool
 def _pool(cls: type[SyncPool | AsyncPool], base_url: str, **options: Any) -> SyncPool | AsyncPool | None:
     """The pool for ``base_url``, through the proxy httpx would use from the environment; None where
     only httpx's own transport can go (a SOCKS proxy)."""

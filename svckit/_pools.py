@@ -53,6 +53,8 @@ from urllib3.exceptions import SSLError as Urllib3SSLError
 MAX_CONNECTIONS = 100
 #: the largest reply body read; a larger one is refused rather than buffered
 MAX_REPLY_BYTES = 256 * 1024 * 1024
+#: what httpx takes as ``verify``: an SSL context, a CA bundle path, True (certifi's roots) or False
+Verify = ssl.SSLContext | str | bool
 
 # RFC 9110: a method and a header name are tokens; a field value is visible characters, spaces and
 # tabs (obs-text allowed). The target needs no check here: httpx refuses a URL with a control
@@ -150,7 +152,7 @@ async def aread_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> h
     return _response(response.status_code, response.headers.raw, body)
 
 
-def ssl_context(verify: ssl.SSLContext | str | bool = True) -> ssl.SSLContext:
+def ssl_context(verify: Verify = True) -> ssl.SSLContext:
     """The TLS settings httpx would use (certifi's roots, SSL_CERT_FILE / SSL_CERT_DIR honoured)."""
     return verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
 
@@ -239,7 +241,7 @@ class SyncPool(httpx.BaseTransport):
     straight or through an HTTP(S) ``proxy``. Shareable between threads. Writes are bounded by the
     connect timeout (urllib3 keeps it on the socket until the request is sent)."""
 
-    def __init__(self, *, verify: ssl.SSLContext | str | bool = True, max_connections: int = MAX_CONNECTIONS,
+    def __init__(self, *, verify: Verify = True, max_connections: int = MAX_CONNECTIONS,
                  max_reply_bytes: int = MAX_REPLY_BYTES, proxy: str | None = None) -> None:
         self.max_connections = max_connections
         self.max_reply_bytes = max_reply_bytes
@@ -360,7 +362,7 @@ class AsyncPool(httpx.AsyncBaseTransport):
     ``asyncio.run``) opens a new one. Writes are bounded by the read timeout, which runs from the
     moment the request is handed to the connection."""
 
-    def __init__(self, *, verify: ssl.SSLContext | str | bool = True, max_connections: int = MAX_CONNECTIONS,
+    def __init__(self, *, verify: Verify = True, max_connections: int = MAX_CONNECTIONS,
                  max_reply_bytes: int = MAX_REPLY_BYTES, proxy: str | None = None) -> None:
         self.max_connections = max_connections
         self.max_reply_bytes = max_reply_bytes
@@ -457,5 +459,5 @@ class AsyncPool(httpx.AsyncBaseTransport):
         return f"AsyncPool(max_connections={self.max_connections})"
 
 
-__all__ = ["MAX_CONNECTIONS", "MAX_REPLY_BYTES", "AsyncPool", "ReplyTooLarge", "SyncPool", "aread_whole",
-           "check_request", "env_proxy", "read_whole", "ssl_context"]
+__all__ = ["MAX_CONNECTIONS", "MAX_REPLY_BYTES", "AsyncPool", "ReplyTooLarge", "SyncPool", "Verify",
+           "aread_whole", "check_request", "env_proxy", "read_whole", "ssl_context"]
