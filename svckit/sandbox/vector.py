@@ -51,7 +51,7 @@ from svckit._files import private_dir
 from svckit.localindex import LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
 from svckit.localindex.limits import Limits
-from svckit.sandbox.area import Area, SandboxContext
+from svckit.sandbox.area import Area, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 
 INDEXES: dict[str, dict[str, Any]] = {
@@ -80,7 +80,7 @@ class VectorArea(Area):
         self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
         self.demo_limit = ctx.options.get("demo_limit")
         self.limits = Limits.from_options(ctx.options)
-        self.threads_per_index = int(ctx.options.get("vector_threads_per_index") or THREADS_PER_INDEX)
+        self.threads_per_index = positive_option(ctx.options, "vector_threads_per_index", THREADS_PER_INDEX)
         self.indexes: dict[str, LocalIndex] = {}
         self.limiters: dict[str, anyio.CapacityLimiter] = {}
         self.pending: dict[str, int] = {}

@@ -171,6 +171,15 @@ def test_a_bad_limit_option_fails_at_start(tmp_path):
         Sandbox(tmp_path / "b", areas=["account"], header_timeout=0)
 
 
+@pytest.mark.parametrize(("area", "option"), [
+    ("kv", "kv_max_request_size"), ("kv", "kv_daily_request_limit"), ("kv", "kv_max_streams"),
+    ("kv", "kv_max_streams_per_token"), ("vector", "vector_threads_per_index"), ("queue", "queue_workers")])
+@pytest.mark.parametrize("bad", [0, -1, "lots"])
+def test_every_limit_in_the_security_table_refuses_a_bad_value_at_start(tmp_path, area, option, bad):
+    with pytest.raises(ValueError, match=f"{option}: must be a positive number"):
+        Sandbox(tmp_path, areas=[area], backend="fakeredis", embedding_model=None, **{option: bad}).start()
+
+
 # -- slow clients ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def impatient(tmp_path_factory) -> Iterator[Sandbox]:

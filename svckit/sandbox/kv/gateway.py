@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from svckit._json import dumps
+from svckit.sandbox.area import positive_option
 from svckit.sandbox.kv import commands, guard
 from svckit.sandbox.kv.events import SSEResponse, StreamLimits
 from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, Status, error_text, read_replies, to_resp2
@@ -185,11 +186,12 @@ class Gateway:
 
     def __init__(self, area: KVArea) -> None:
         self.area = area
-        self.max_request_size = int(area.ctx.options.get("kv_max_request_size") or DEFAULT_MAX_REQUEST_SIZE)
-        self.daily_limit = int(area.ctx.options.get("kv_daily_request_limit") or DEFAULT_DAILY_REQUEST_LIMIT)
+        options = area.ctx.options
+        self.max_request_size = positive_option(options, "kv_max_request_size", DEFAULT_MAX_REQUEST_SIZE)
+        self.daily_limit = positive_option(options, "kv_daily_request_limit", DEFAULT_DAILY_REQUEST_LIMIT)
         self.streams = StreamLimits(
-            int(area.ctx.options.get("kv_max_streams") or DEFAULT_MAX_STREAMS),
-            int(area.ctx.options.get("kv_max_streams_per_token") or DEFAULT_MAX_STREAMS_PER_TOKEN))
+            positive_option(options, "kv_max_streams", DEFAULT_MAX_STREAMS),
+            positive_option(options, "kv_max_streams_per_token", DEFAULT_MAX_STREAMS_PER_TOKEN))
         self._day = dt.datetime.now(dt.UTC).date()
         self._count = 0
 
