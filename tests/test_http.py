@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 import httpx
@@ -15,6 +16,7 @@ from svckit._http import (
     SyncTransport,
     apaginate,
     decode_json_reply,
+    join_url,
     paginate,
 )
 from svckit._progress import Progress
@@ -198,3 +200,34 @@ async def test_apaginate_reports_and_cancels_alike():
     pages = apaginate(fetch, "runs", progress=seen.append, cancel=lambda: len(seen) == 2)
     assert [item async for item in pages] == [1, 2, 3]
     assert [p.done for p in seen] == [2, 3]
+
+
+BASES = ["http://127.0.0.1:7379", "http://127.0.0.1:7379/", "https://example.test/kv/", "http://[::1]:8080/a/b",
+         "http://localhost/x%20y/", "http://127.0.0.1:7379?q=1"]
+# pieces of paths as the clients make them (percent-encoded keys) and as a caller may write them
+PATH_PARTS = ["get", "w12%3Akey", "a:b", "%", "%2", "%zz", "%C3%A9", "é", " ", "?", "#", ".", "..", "/", "//",
+              "[x]", "a.b", "~!$&'()*+,;=@", "\\", "\"", "<>", "`", "{}", "|^", "\x7f", "\N{EM SPACE}", "%0A"]
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_join_url_is_the_url_httpx_parses_from_base_and_path(base):
+    for parts in itertools.chain(itertools.product(PATH_PARTS, repeat=2), [("",), ("/",), ("get", "/", "."),
+                                                                          ("a", "/", "..", "/", "b")]):
+        path = "".join(parts)
+        try:
+            expected = httpx.URL(f"{str(httpx.URL(base)).rstrip('/')}/{path.lstrip('/')}")
+        except httpx.InvalidURL:
+            with pytest.raises(httpx.InvalidURL):
+                join_url(httpx.URL(base), path)
+            continue
+        joined = join_url(httpx.URL(base), path)
+        assert (str(joined), joined.raw_path, joined.host, joined.port) == \
+            (str(expected), expected.raw_path, expected.host, expected.port), path
+
+
+def test_join_url_refuses_what_httpx_refuses():
+    for path in ["get/a\r\nX-Injected: 1", "a\x00b", "x" * 70_000]:
+        with pytest.raises(httpx.InvalidURL):
+            httpx.URL(f"http://127.0.0.1/{path}")
+        with pytest.raises(httpx.InvalidURL):
+            join_url(httpx.URL("http://127.0.0.1"), path)
