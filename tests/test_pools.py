@@ -7,7 +7,9 @@ path (framing, 1xx, broken replies, timeouts, proxies) is in test_transport_conf
 from __future__ import annotations
 
 import asyncio
+import gzip
 import threading
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,7 +18,7 @@ import httpx
 import pytest
 
 from svckit._http import ApiRequest, AsyncTransport, SyncTransport
-from svckit._pools import AsyncPool, SyncPool
+from svckit._pools import AsyncPool, SyncPool, _response
 from svckit.errors import RequestTimeout
 from tests.faults import FaultServer
 from tests.scripted import OK, Scripted
@@ -179,3 +181,23 @@ def test_a_socks_proxy_is_left_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None
     pytest.importorskip("socksio")
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
     assert SyncTransport("http://127.0.0.1:8080/kv")._pool is None
+
+
+@pytest.mark.parametrize(("headers", "body"), [
+    ([(b"Content-Type", b"application/json"), (b"Content-Length", b"13")], b'{"result": 1}'),
+    ([("content-type", "text/plain; charset=latin-1")], b"caf\xe9"),
+    ([(b"Transfer-Encoding", b"chunked")], b"x" * 100_000),
+    ([], b""),
+    ([(b"Content-Encoding", b"gzip")], gzip.compress(b'{"result": "zipped"}')),
+    ([(b"content-encoding", b"deflate"), (b"content-encoding", b"identity")], zlib.compress(b"twice named")),
+])
+async def test_a_pool_s_response_is_the_one_httpx_makes_of_the_reply(headers: list[Any], body: bytes) -> None:
+    made = _response(200, headers, body)
+    expected = httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
+    expected.read()
+    assert (made.content, made.text, made.headers.multi_items()) == \
+        (expected.content, expected.text, expected.headers.multi_items())
+    assert made.is_stream_consumed and made.is_closed and made.http_version == "HTTP/1.1"
+    assert made.read() is made.content and await made.aread() is made.content
+    with pytest.raises(httpx.StreamConsumed):
+        next(made.iter_raw())
