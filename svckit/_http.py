@@ -147,6 +147,8 @@ class BasicAuth(Auth):
 # A path httpx keeps as it is: printable ASCII but the characters it percent-encodes in a path
 # (space " # < > ? ` { }, as the WHATWG URL standard has it), and no "." or ".." segment to remove.
 _VERBATIM_PATH = re.compile(r"[!$-;=@-_a-z|~]{0,8192}")
+#: headers httpx computes for a request (ApiRequest.build leaves a request that sets one to httpx)
+_FRAMING_OR_HOST = frozenset({"host", "content-length", "transfer-encoding"})
 _DOT_SEGMENT = re.compile(r"(?:^|/)\.\.?(?:/|$)")
 
 
@@ -190,15 +192,35 @@ class ApiRequest:
             return client.build_request(self.method, self.path, params=self.params,
                                         headers=self.headers or None, content=self.content, json=self.json,
                                         timeout=default if self.timeout is None else self.timeout)
+        url = join_url(client.base_url, self.path)
+        timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
+        extensions = {"timeout": timeout.as_dict()}
+        if self.params is None and self.json is None and not any(
+                name in client.headers or name.lower() in _FRAMING_OR_HOST for name in self.headers) \
+                and "host" not in client.headers:
+            return self._prepared(url, client.headers, extensions)
         headers: httpx.Headers = client.headers
         if self.headers:
             headers = httpx.Headers(headers)
             headers.update(self.headers)
-        timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
-        return httpx.Request(self.method, join_url(client.base_url, self.path),
-                             params=self.params, headers=headers, content=self.content,
-                             json=self.json if self.content is None else None,
-                             extensions={"timeout": timeout.as_dict()})
+        return httpx.Request(self.method, url, params=self.params, headers=headers, content=self.content,
+                             json=self.json if self.content is None else None, extensions=extensions)
+
+    def _prepared(self, url: httpx.URL, defaults: httpx.Headers, extensions: dict[str, Any]) -> httpx.Request:
+        """The request httpx makes of bytes or no body and headers that add to the client's: its Host,
+        the client's headers, this request's, its Content-Length, in httpx's order, put together once
+        (httpx copies and normalises the headers four times over). tests/test_http.py holds it to
+        httpx's own."""
+        method, body = self.method.upper(), self.content or b""
+        headers: list[tuple[Any, Any]] = [(b"Host", url.netloc), *defaults.raw, *self.headers.items()]
+        if body:
+            headers.append((b"Content-Length", b"%d" % len(body)))
+        elif method in ("POST", "PUT", "PATCH"):
+            headers.insert(1, (b"Content-Length", b"0"))
+        request = httpx.Request(method, url, headers=headers, stream=httpx.ByteStream(body),
+                                extensions=extensions)
+        request.read()
+        return request
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:

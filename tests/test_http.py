@@ -231,3 +231,25 @@ def test_join_url_refuses_what_httpx_refuses():
             httpx.URL(f"http://127.0.0.1/{path}")
         with pytest.raises(httpx.InvalidURL):
             join_url(httpx.URL("http://127.0.0.1"), path)
+
+
+CLIENT_HEADERS = [{}, {"X-Team": "kv"}, {"Host": "proxy.example"}, {"User-Agent": "notebook/2"}]
+REQUEST_HEADERS = [{}, {"Content-Type": "application/json"}, {"User-Agent": "other/1", "X-Two": "2"},
+                   {"content-length": "5"}, {"Host": "else.example"}, {"Transfer-Encoding": "chunked"},
+                   {"Upstash-Encoding": "base64", "x-empty": ""}]
+BODIES = [{}, {"content": b""}, {"content": b'["SET","k","v"]'}, {"json": {"q": "caf\xe9"}},
+          {"content": b"x", "params": {"a": "1 2"}}]
+
+
+@pytest.mark.parametrize("client_headers", CLIENT_HEADERS)
+def test_a_built_request_is_the_one_httpx_builds(client_headers):
+    client = httpx.Client(base_url="http://127.0.0.1:7379/kv", timeout=3.0,
+                          headers={"Authorization": "Bearer t", **client_headers})
+    for method, request_headers, body, timeout in itertools.product(
+            ["GET", "post", "PUT", "DELETE", "PATCH"], REQUEST_HEADERS, BODIES, [None, 1.5]):
+        request = ApiRequest(method, "/get/k%3A1", headers=request_headers, timeout=timeout, **body)
+        ours = request.build(client)
+        theirs = client.build_request(method, "http://127.0.0.1:7379/kv/get/k%3A1", headers=request_headers,
+                                      timeout=timeout or httpx.USE_CLIENT_DEFAULT, **body)
+        seen = [(r.method, str(r.url), r.headers.multi_items(), r.read(), r.extensions) for r in (ours, theirs)]
+        assert seen[0] == seen[1], (method, request_headers, body)
