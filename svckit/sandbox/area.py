@@ -141,3 +141,7 @@ class Area:
 
     async def seed(self, name: str) -> None:
         """Load a named data set (``demo``) into this area."""
+
+    async def settled(self) -> None:
+        """Wait until the work this area began in the background at start or seed (loading a model,
+        embedding a data set) is done."""

@@ -158,10 +158,12 @@ class VectorArea(Area):
                     self.pending[index_name] -= len(batch)
         self.ctx.log(f"vector: demo corpus ready ({len(corpus)} items in {', '.join(SEEDED_INDEXES)})")
 
-    async def wait_seeded(self) -> None:
-        """Wait until a running demo seed has finished (tests, and callers that need the full corpus)."""
+    async def settled(self) -> None:
+        """Wait until the model has loaded and a running demo seed has finished."""
         if self.seeding is not None:
             await self.seeding
+        if self._warmup is not None:
+            await anyio.to_thread.run_sync(self._warmup.join)
 
     # -- HTTP --------------------------------------------------------------------------------
     def env(self, base_url: str) -> dict[str, str]:
