@@ -31,8 +31,8 @@ SERVE_FOREVER = textwrap.dedent("""
 
 
 def test_a_sandbox_that_owns_its_process_freezes_its_heap_before_it_says_it_is_ready(tmp_path):
-    done = subprocess.run([sys.executable, "-c", SERVE_FOREVER, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", SERVE_FOREVER, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     frozen = int(done.stdout.split("frozen", 1)[1].split()[0])
     assert frozen > 10_000  # the modules and the app; nothing a collection would ever free
@@ -57,7 +57,8 @@ async def test_the_second_freeze_waits_until_every_area_has_settled(monkeypatch:
     frozen: list[int] = []
     monkeypatch.setattr(server_module, "freeze_heap", lambda: frozen.append(1))
     model, corpus = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(server_module._freeze_when_settled([Area(model), Area(fails=True), Area(corpus)]))
+    areas = [Area(model), Area(fails=True), Area(corpus)]
+    task = asyncio.create_task(server_module._freeze_when_settled(areas))
     await asyncio.sleep(0.05)
     model.set()
     await asyncio.sleep(0.05)
