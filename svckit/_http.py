@@ -147,8 +147,6 @@ class BasicAuth(Auth):
 # A path httpx keeps as it is: printable ASCII but the characters it percent-encodes in a path
 # (space " # < > ? ` { }, as the WHATWG URL standard has it), and no "." or ".." segment to remove.
 _VERBATIM_PATH = re.compile(r"[!$-;=@-_a-z|~]{0,8192}")
-#: headers httpx computes for a request (ApiRequest.build leaves a request that sets one to httpx)
-_FRAMING_OR_HOST = frozenset({"host", "content-length", "transfer-encoding"})
 _DOT_SEGMENT = re.compile(r"(?:^|/)\.\.?(?:/|$)")
 
 
@@ -168,6 +166,10 @@ def join_url(base: httpx.URL, path: str) -> httpx.URL:
         url._uri_reference = ref._replace(path=f"{ref.path.rstrip('/')}/{path.lstrip('/')}")
         return url
     return httpx.URL(f"{str(base).rstrip('/')}/{path.lstrip('/')}")
+
+
+#: headers httpx computes for a request (ApiRequest.build leaves a request that sets one to httpx)
+_FRAMING_OR_HOST = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 @dataclass
