@@ -10,15 +10,18 @@ Every long function takes the same two arguments::
                          requests; what a cancelled run returns is said by each function
 
 A function reports through one :class:`Reporter` (``with Reporter(progress) as report:
-report("scan", done, total, unit="keys", note="1,234 matching")``), so a progress bar, a widget's
-label and a test all read the same :class:`Progress`.
+report("scan", done, total, unit="keys", note="1,234 matching", round_trips=12)``), so a progress
+bar, a widget's label and a test all read the same :class:`Progress`. Far from the service what a
+long run costs is its requests, so a run says how many it has made (``round_trips``), and the
+reporter adds the time left at the rate so far (``eta``) once the total is known.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Self
 
 __all__ = ["Cancel", "Progress", "ProgressArg", "ProgressHook", "Reporter", "is_cancelled"]
@@ -27,13 +30,17 @@ __all__ = ["Cancel", "Progress", "ProgressArg", "ProgressHook", "Reporter", "is_
 @dataclass(frozen=True)
 class Progress:
     """Where a long run is: ``done`` of ``total`` (None: not known in advance) ``unit`` in ``phase``,
-    with an optional ``note`` a person reads beside the count (``"1,234 matching"``)."""
+    with an optional ``note`` a person reads beside the count (``"1,234 matching"``), the requests
+    the run has made (``round_trips``, None: not counted) and the seconds it should still take at
+    its rate so far (``eta``, None until there is a total and a rate)."""
 
     phase: str
     done: int
     total: int | None = None
     unit: str = ""
     note: str = ""
+    round_trips: int | None = None
+    eta: float | None = field(default=None, compare=False)  # a clock's reading, not the run's state
 
     @property
     def fraction(self) -> float | None:
@@ -43,10 +50,25 @@ class Progress:
         return min(max(self.done / self.total, 0.0), 1.0)
 
     def text(self) -> str:
-        """One line: ``scan: 12,000 of 50,000 keys · 1,234 matching``."""
+        """One line: ``scan: 12,000 of 50,000 keys · 1,234 matching · 13 round trips · 4 s left``."""
         unit = f" {self.unit}" if self.unit else ""
         count = f"{self.done:,} of {self.total:,}{unit}" if self.total is not None else f"{self.done:,}{unit}"
-        return f"{self.phase}: {count}" + (f" · {self.note}" if self.note else "")
+        return f"{self.phase}: {count}" + "".join(f" · {part}" for part in self.notes())
+
+    def notes(self) -> list[str]:
+        """What a bar shows beside its count: the note, the round trips, the time left."""
+        parts = [self.note] if self.note else []
+        if self.round_trips is not None:
+            parts.append(f"{self.round_trips:,} round trip{'' if self.round_trips == 1 else 's'}")
+        if self.eta is not None:
+            parts.append(f"{_seconds(self.eta)} left")
+        return parts
+
+
+def _seconds(seconds: float) -> str:
+    """``"4 s"``, ``"2 min 5 s"``: how long, to the second."""
+    whole = max(0, round(seconds))
+    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60} s"
 
 
 ProgressHook = Callable[[Progress], None]
@@ -76,16 +98,24 @@ class Reporter:
         self._desc = desc
         self._bar: Any = None
         self._phase: str | None = None
+        self._started = time.monotonic()
         self.last: Progress | None = None
 
     def __call__(self, phase: str, done: int, total: int | None = None, *, unit: str = "",
-                 note: str = "") -> None:
-        step = Progress(phase, done, total, unit, note)
+                 note: str = "", round_trips: int | None = None) -> None:
+        if self.last is None or phase != self.last.phase:
+            self._started = time.monotonic()  # each phase has its own rate
+        step = Progress(phase, done, total, unit, note, round_trips, self._eta(done, total))
         self.last = step
         if self._hook is not None:
             self._hook(step)
         elif self._bars:
             self._draw(step)
+
+    def _eta(self, done: int, total: int | None) -> float | None:
+        if total is None or done <= 0:
+            return None
+        return (time.monotonic() - self._started) / done * max(total - done, 0)
 
     def _draw(self, step: Progress) -> None:
         if self._bar is None or step.phase != self._phase:
@@ -99,8 +129,12 @@ class Reporter:
         if step.total is not None and self._bar.total != step.total:
             self._bar.total = step.total
         self._bar.n = step.done
-        if step.note:
-            self._bar.set_postfix_str(step.note, refresh=False)
+        # tqdm draws its own time left; the note and the round trips go beside the count
+        notes = [step.note] if step.note else []
+        if step.round_trips is not None:
+            notes.append(f"{step.round_trips:,} round trips")
+        if notes:
+            self._bar.set_postfix_str(" · ".join(notes), refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

@@ -55,6 +55,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from svckit._inflight import InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import Cancelled, InvalidArgument
 from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
@@ -414,22 +415,35 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
 
     cancelled = Cancelled("the keyspace analysis was cancelled; run it again for a report")
     scan = KeyScan(pattern, count=scan_count)
-    steps = walk_keys(kv, scan, total=kv.dbsize(), cancel=cancel, progress=progress, dedupe=False, keep=False)
-    with closing(steps):
-        for _, keys in steps:
-            for chunk in _chunks(core.add_names(keys), batch):
-                if is_cancelled(cancel):
-                    raise cancelled
-                core.add_infos(describe_keys(kv, chunk))
+    # Far from the service every request is a round trip: DBSIZE goes beside the first SCAN call,
+    # and the describing pipelines beside the walk (complete pass) or side by side after it (the
+    # sample is known only once the walk ends), so the pass takes about its SCAN chain.
+    with InFlight() as beside:
+        dbsize = beside.submit(kv.dbsize)
+        steps = walk_keys(kv, scan, total=dbsize.result, cancel=cancel,
+                          progress=progress, dedupe=False, keep=False)
+        with closing(steps):
+            for _, keys in steps:
+                for chunk in _chunks(core.add_names(keys), batch):
+                    if is_cancelled(cancel):
+                        raise cancelled
+                    beside.submit(describe_keys, kv, chunk, then=core.add_infos)
     if not scan.complete:  # the walk ends early only when cancelled
         raise cancelled
     todo = core.sample_keys() if sample is not None else []
-    with Reporter(progress) as report:
-        for done in range(0, len(todo), batch):
+    with Reporter(progress) as report, InFlight() as beside:
+        described, requests = 0, scan.calls + 1  # the SCAN calls and DBSIZE
+
+        def took(infos: list[KeyInfo]) -> None:
+            nonlocal described, requests
+            core.add_infos(infos)
+            described, requests = described + len(infos), requests + 1
+            report("describe", described, len(todo), unit="keys", round_trips=requests)
+
+        for chunk in _chunks(todo, batch):
             if is_cancelled(cancel):
                 raise cancelled
-            core.add_infos(describe_keys(kv, todo[done:done + batch]))
-            report("describe", min(done + batch, len(todo)), len(todo), unit="keys")
+            beside.submit(describe_keys, kv, chunk, then=took)
     return core.report(time.perf_counter() - started)
 
 

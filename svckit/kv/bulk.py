@@ -20,11 +20,16 @@ Why a run looks like this:
   each key's outcome is known: done (the command took effect), skipped (the key was already gone,
   or had no TTL to clear) or failed (its error is kept, up to ``max_errors`` of them). Delete sends
   one UNLINK naming the whole batch instead: its reply is the exact number removed.
-- ``cancel`` (a ``threading.Event`` or a callable returning True) is checked between batches and
-  between SCAN calls: a cancelled run reports exactly what it did before stopping. ``progress`` is
+- The batches run beside the SCAN walk, a few at a time (:class:`svckit._inflight.InFlight`): far
+  from the service a run takes about as long as its chain of SCAN calls, not that plus a round trip
+  per batch. Their outcomes are counted in the order they were sent.
+- ``cancel`` (a ``threading.Event`` or a callable returning True) is checked before each batch is
+  sent and between SCAN calls; the batches already sent finish. A cancelled run reports exactly
+  what it did before stopping. ``progress`` is
   :mod:`svckit._progress`'s (a tqdm bar, nothing, or a hook called with a ``Progress``): after each
   batch, phase the action's name, ``done`` the keys touched (done + skipped + failed) of the plan's
-  ``count`` when known, unit ``"keys"``, note ``"12 batches"``; the dry run reports its walk.
+  ``count`` when known, unit ``"keys"``, note ``"12 batches"``, and the requests made so far
+  (``round_trips``: SCAN calls and batch requests); the dry run reports its walk.
 - Writes are refused before any request under a Read Only token (the client's ``readonly``), and a
   gateway's NOPERM refusal (a client built from the Read Only token without saying so) stops the
   run with the same advice: use a Standard token. The dry run only reads, but SCAN itself is
@@ -37,6 +42,7 @@ thread (the KV explorer's Bulk tab does) rather than on the event loop.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -45,9 +51,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from svckit._inflight import InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import CommandError, InvalidArgument, SvcError
-from svckit.kv.keyspace import KeyScan, queue_read, walk_keys
+from svckit.kv.keyspace import SCAN_COUNT, KeyScan, queue_read, walk_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +62,7 @@ if TYPE_CHECKING:
     from svckit.kv.client import KV, BasePipeline
 
 DEFAULT_BATCH = 500
-DEFAULT_SCAN_COUNT = 1000
+DEFAULT_SCAN_COUNT = SCAN_COUNT
 DEFAULT_MAX_ERRORS = 100
 GLOB_SPECIALS = "\\*?[]"
 ACTIONS = ("delete", "expire", "persist", "export")
@@ -204,12 +211,18 @@ class BulkSummary:
 
 
 class _Action:
-    """What one action sends for a batch of keys and what each reply means: a subclass per action."""
+    """What one action sends for a batch of keys (``send``, on a worker thread beside the SCAN walk)
+    and what the replies mean (``take``, back on the caller's thread): a subclass per action."""
 
     name = ""
+    #: requests one batch makes
+    requests = 1
 
-    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+    def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
         raise NotImplementedError
+
+    def take(self, keys: Sequence[Any], sent: Any, summary: BulkSummary, max_errors: int) -> None:
+        self.account(keys, sent, summary, max_errors)
 
     @staticmethod
     def account(keys: Sequence[Any], replies: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
@@ -233,13 +246,15 @@ class _Delete(_Action):
 
     name = "delete"
 
-    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
-        (removed,) = kv.pipeline().unlink(*keys).exec()
-        if isinstance(removed, SvcError):
-            self.account(keys, [removed] * len(keys), summary, max_errors)
+    def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
+        return kv.pipeline().unlink(*keys).exec()[0]
+
+    def take(self, keys: Sequence[Any], sent: Any, summary: BulkSummary, max_errors: int) -> None:
+        if isinstance(sent, SvcError):
+            self.account(keys, [sent] * len(keys), summary, max_errors)
             return
-        summary.done += int(removed)
-        summary.skipped += len(keys) - int(removed)
+        summary.done += int(sent)
+        summary.skipped += len(keys) - int(sent)
 
 
 class _EachKey(_Action):
@@ -248,11 +263,11 @@ class _EachKey(_Action):
     def __init__(self, name: str, command: Callable[[BasePipeline, Any], Any]) -> None:
         self.name, self.command = name, command
 
-    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+    def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
         pipe = kv.pipeline()
         for key in keys:
             self.command(pipe, key)
-        self.account(keys, pipe.exec(), summary, max_errors)
+        return pipe.exec()
 
 
 def export_value(key_type: str, value: Any) -> Any:
@@ -272,14 +287,16 @@ def export_value(key_type: str, value: Any) -> Any:
 
 
 class _Export(_Action):
-    """Per batch: TYPE and PTTL of every key (one pipeline), then each value's read (another)."""
+    """Per batch: TYPE and PTTL of every key (one pipeline), then each value's read (another). The
+    records go to the sink on the caller's thread, batch after batch in SCAN order."""
 
     name = "export"
+    requests = 2
 
     def __init__(self, sink: Callable[[dict[str, Any]], Any]) -> None:
         self.sink = sink
 
-    def run(self, kv: KV[Any], keys: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
+    def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
         pipe = kv.pipeline()
         for key in keys:
             pipe.type(key).pttl(key)
@@ -298,15 +315,22 @@ class _Export(_Action):
                     reads.append((i, key_type, pttl, queue_read(pipe, key, key_type)))
                 except InvalidArgument:
                     replies[i] = CommandError(f"no export for type {key_type!r}")
+        records = []
         for (i, key_type, pttl, decode), value in zip(reads, pipe.exec() if reads else [], strict=True):
             if isinstance(value, SvcError):
                 replies[i] = value
             elif value is None or (key_type != "string" and not value):
                 replies[i] = False  # gone between TYPE and the read
             else:
-                self.sink({"key": keys[i], "type": key_type, "ttl_ms": pttl if pttl >= 0 else None,
-                           "value": export_value(key_type, decode(value).items)})
+                records.append({"key": keys[i], "type": key_type, "ttl_ms": pttl if pttl >= 0 else None,
+                                "value": export_value(key_type, decode(value).items)})
                 replies[i] = True
+        return replies, records
+
+    def take(self, keys: Sequence[Any], sent: Any, summary: BulkSummary, max_errors: int) -> None:
+        replies, records = sent
+        for record in records:
+            self.sink(record)
         self.account(keys, replies, summary, max_errors)
 
 
@@ -322,17 +346,23 @@ def _run(kv: KV[Any], action: _Action, target: str | BulkPlan, *, type: str | No
     summary = BulkSummary(action.name, pattern, expected=plan.count if plan is not None and plan.complete else None)
     started = time.perf_counter()
     pending: list[Any] = []
-    with Reporter(progress) as report, closing(_walk(kv, scan, cancel=cancel)) as steps:
+
+    def took(keys: Sequence[Any], sent: Any) -> None:
+        action.take(keys, sent, summary, max_errors)
+        summary.batches += 1
+        report(action.name, summary.done + summary.skipped + summary.failed, summary.expected, unit="keys",
+               note=f"{summary.batches:,} batches", round_trips=summary.scan_calls + summary.batches * action.requests)
+
+    # the batches run beside the SCAN walk, a few at a time (InFlight), so far from the service the run
+    # takes about as long as its SCAN chain rather than the chain plus a round trip per batch
+    with Reporter(progress) as report, InFlight() as beside, closing(_walk(kv, scan, cancel=cancel)) as steps:
         for state, new in steps:
             summary.matched += len(new)
             summary.scan_calls = state.calls
             pending.extend(new)
             while pending and (len(pending) >= batch or state.complete) and not is_cancelled(cancel):
                 keys, pending = pending[:batch], pending[batch:]
-                action.run(kv, keys, summary, max_errors)
-                summary.batches += 1
-                report(action.name, summary.done + summary.skipped + summary.failed, summary.expected,
-                       unit="keys", note=f"{summary.batches:,} batches")
+                beside.submit(action.send, kv, keys, then=functools.partial(took, keys))
     summary.complete = scan.complete and not pending
     summary.cancelled = not summary.complete  # the walk and the batches stop early only when cancelled
     summary.pending = len(pending)

@@ -29,7 +29,7 @@ from svckit._json import loads
 from svckit.config import Settings
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
-from svckit.kv.keyspace import KeyScan, awalk_keys, walk_keys
+from svckit.kv.keyspace import SCAN_COUNT, KeyScan, awalk_keys, walk_keys
 from svckit.kv.protocol import (
     Arg,
     Message,
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 S = TypeVar("S", str, bytes)
-#: SCAN's own COUNT default, what ``scan_iter`` asks for when not told otherwise
-_SCAN_COUNT = 10
 
 #: Streams wait for events as long as it takes; only opening them is bounded.
 _STREAM_HEADERS = {"Accept": "text/event-stream"}
@@ -211,8 +209,10 @@ class KV(_Base[S]):
     def scan_iter(self, match: Arg | None = None, count: int | None = None,
                   type: str | None = None) -> Iterator[S]:
         """Every key, SCAN page by page (:func:`~svckit.kv.walk_keys` without de-duplication, as
-        redis-py's: memory stays flat, and a key may repeat if the keyspace changes meanwhile)."""
-        steps = walk_keys(self, KeyScan(match, type, count or _SCAN_COUNT), dedupe=False, keep=False)  # type: ignore[arg-type]
+        redis-py's: memory stays flat, and a key may repeat if the keyspace changes meanwhile).
+        ``count`` defaults to :data:`~svckit.kv.keyspace.SCAN_COUNT` (1,000), not Redis's 10: each
+        call is a round trip to the service."""
+        steps = walk_keys(self, KeyScan(match, type, count or SCAN_COUNT), dedupe=False, keep=False)  # type: ignore[arg-type]
         return (key for _, keys in steps for key in keys)
 
     def rest_token(self, user: str, password: str) -> str:
@@ -297,7 +297,7 @@ class AsyncKV(_Base[S]):
 
     async def scan_iter(self, match: Arg | None = None, count: int | None = None,
                         type: str | None = None) -> AsyncIterator[S]:
-        async for _, keys in awalk_keys(self, KeyScan(match, type, count or _SCAN_COUNT),  # type: ignore[arg-type]
+        async for _, keys in awalk_keys(self, KeyScan(match, type, count or SCAN_COUNT),  # type: ignore[arg-type]
                                         dedupe=False, keep=False):
             for key in keys:
                 yield key

@@ -1003,8 +1003,16 @@ class Commands:
         return Cmd(("EVAL", script, len(keys), *keys, *args))
 
     @command
+    def eval_ro(script: str, keys: Sequence[Arg] = (), args: Sequence[Arg] = ()) -> Cmd[Any, Any]:
+        return Cmd(("EVAL_RO", script, len(keys), *keys, *args))
+
+    @command
     def evalsha(sha1: str, keys: Sequence[Arg] = (), args: Sequence[Arg] = ()) -> Cmd[Any, Any]:
         return Cmd(("EVALSHA", sha1, len(keys), *keys, *args))
+
+    @command
+    def evalsha_ro(sha1: str, keys: Sequence[Arg] = (), args: Sequence[Arg] = ()) -> Cmd[Any, Any]:
+        return Cmd(("EVALSHA_RO", sha1, len(keys), *keys, *args))
 
     @command
     def script_load(script: str) -> Cmd[str, str]:

@@ -271,4 +271,8 @@ def test_progress_reports_the_scan_of_dbsize_then_the_sample_described(kv: KV[st
     assert all((s.total, s.unit) == (300, "keys") for s in scan)
     assert [s.done for s in scan] == sorted(s.done for s in scan) and scan[-1].done == 300
     assert scan[-1].note == "300 matching"
-    assert steps[len(scan):] == [Progress("describe", done, 50, "keys") for done in (20, 40, 50)]
+    # the sample's pipelines go side by side once the walk is done; the requests so far are the
+    # SCAN calls, DBSIZE (sent beside the first of them) and one pipeline per batch
+    calls = len(scan)
+    assert steps[len(scan):] == [Progress("describe", done, 50, "keys", round_trips=calls + 1 + i)
+                                 for i, done in enumerate((20, 40, 50), 1)]

@@ -96,9 +96,10 @@ def test_the_walk_reports_scan_progress_capped_at_the_total() -> None:
     seen: list[Progress] = []
     list(walk_keys(FakeScan(), "*", count=2, total=5, progress=seen.append))
     # COUNT hints add up to 2, 4, 6: capped at DBSIZE (5), and all of it once the scan is complete
-    assert seen == [Progress("scan", 2, 5, "keys", "2 matching"), Progress("scan", 4, 5, "keys", "3 matching"),
-                    Progress("scan", 5, 5, "keys", "4 matching")]
-    assert seen[-1].fraction == 1.0 and seen[0].text() == "scan: 2 of 5 keys · 2 matching"
+    assert seen == [Progress("scan", 2, 5, "keys", "2 matching", 1),
+                    Progress("scan", 4, 5, "keys", "3 matching", 2), Progress("scan", 5, 5, "keys", "4 matching", 3)]
+    assert seen[-1].fraction == 1.0 and seen[0].text().startswith("scan: 2 of 5 keys · 2 matching · 1 round trip · ")
+    assert seen[0].text().endswith(" s left") and seen[-1].eta == 0  # the time left at the rate so far
     seen.clear()
     list(walk_keys(FakeScan(), "*", count=2, progress=seen.append))
     assert [(p.done, p.total) for p in seen] == [(2, None), (4, None), (6, None)]
@@ -108,8 +109,8 @@ def test_the_dry_run_reports_the_walk_of_dbsize() -> None:
     seen: list[Progress] = []
     plan = plan_bulk(FakeScan(), "*", scan_count=2, progress=seen.append)  # type: ignore[arg-type]
     assert (plan.count, plan.sample, plan.calls, plan.complete) == (4, ["a", "b", "c", "d"], 3, True)
-    assert seen == [Progress("scan", 2, 5, "keys", "2 matching"), Progress("scan", 4, 5, "keys", "3 matching"),
-                    Progress("scan", 5, 5, "keys", "4 matching")]
+    assert seen == [Progress("scan", 2, 5, "keys", "2 matching", 1),
+                    Progress("scan", 4, 5, "keys", "3 matching", 2), Progress("scan", 5, 5, "keys", "4 matching", 3)]
     seen.clear()
     plan_bulk(FakeScan(), "*", scan_count=2, total=3, progress=seen.append)  # type: ignore[arg-type]
     assert [(p.done, p.total) for p in seen] == [(2, 3), (3, 3), (3, 3)]  # a DBSIZE the caller read
@@ -126,7 +127,7 @@ async def test_the_async_walk_drops_repeats_and_stops_on_cancel() -> None:
     async for state, _ in awalk_keys(fake, "*", count=2, cancel=cancel, progress=seen.append):
         cancel.set()
     assert fake.cursors == [0] and (state.calls, state.keys, state.complete) == (1, ["a", "b"], False)
-    assert seen == [Progress("scan", 2, None, "keys", "2 matching")]
+    assert seen == [Progress("scan", 2, None, "keys", "2 matching", 1)]
     scan = await ascan_keys(AsyncFakeScan(), "*", count=2, limit=3)  # type: ignore[arg-type]
     assert scan.keys == ["a", "b", "c"] and scan.calls == 2
 

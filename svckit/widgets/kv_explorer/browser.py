@@ -20,6 +20,7 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
+from svckit._inflight import InFlight
 from svckit.errors import SvcError
 from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, scan_keys
 from svckit.widgets._common import (
@@ -117,27 +118,42 @@ class KeyBrowser(ScanState, W.VBox):
 
     # -- scanning ------------------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Start over: DBSIZE, then the first page of matches (or a direct lookup of an exact name)."""
+        """Start over: the first page of matches (or a direct lookup of an exact name), with DBSIZE
+        asked beside the first SCAN, not before it: one round trip fewer far from the service."""
         self._scan = KeyScan(self.pattern or None, self.type_filter or None, self.count)
         self.cursor, self.complete, self.scanned, self.page = 0, False, 0, 0
         self.matches = []
         self.messages.say("")
-        try:
-            self.dbsize = int(self.kv.dbsize())
-        except SvcError as exc:
-            self.dbsize = 0
-            self.messages.say(f"DBSIZE failed: {error_text(exc)}", "error")
+        with InFlight(1) as beside:
+            beside.submit(self._dbsize, then=self._took_dbsize)
+            if is_exact_key(self.pattern):
+                found = self._exists(self.pattern)
+            else:
+                self._scan_steps(self.page_size, self.max_steps)
         if is_exact_key(self.pattern):
-            self._lookup_exact(self.pattern)
+            self._show_exact(self.pattern, found)
         else:
-            self.scan_more()
+            self.show_page(0)
 
-    def _lookup_exact(self, key: str) -> None:
+    def _dbsize(self) -> int | SvcError:
         try:
-            found = bool(self.kv.exists(key))
+            return int(self.kv.dbsize())
+        except SvcError as exc:
+            return exc
+
+    def _took_dbsize(self, reply: int | SvcError) -> None:
+        self.dbsize = reply if isinstance(reply, int) else 0
+        if isinstance(reply, SvcError):
+            self.messages.say(f"DBSIZE failed: {error_text(reply)}", "error")
+
+    def _exists(self, key: str) -> bool:
+        try:
+            return bool(self.kv.exists(key))
         except SvcError as exc:
             self.messages.say(f"Lookup of {key!r} failed: {error_text(exc)}", "error")
-            found = False
+            return False
+
+    def _show_exact(self, key: str, found: bool) -> None:
         self.complete = True
         self.matches = [key] if found else []
         if not found and not self.messages.message:
@@ -155,11 +171,7 @@ class KeyBrowser(ScanState, W.VBox):
             self.messages.say(f"SCAN failed: {error_text(exc)}.{hint}", "error")
             scan.complete = True
         self.cursor, self.complete = scan.cursor, scan.complete
-        # COUNT hints add up past the keyspace's size: show at most DBSIZE, and all of it once complete
-        walked = min(scan.scanned, self.dbsize) if self.dbsize else len(scan.keys)
-        self.scanned = self.dbsize if scan.complete and self.dbsize else walked
         self.matches = list(scan.keys)
-        self._update_status()
 
     def scan_more(self) -> None:
         """Scan until one more page of matches is found (at most ``max_steps`` SCAN calls)."""
@@ -187,6 +199,10 @@ class KeyBrowser(ScanState, W.VBox):
         self.show_page(self.page)
 
     def _update_status(self) -> None:
+        # COUNT hints add up past the keyspace's size: show at most DBSIZE, and all of it once complete
+        scan = self._scan
+        walked = min(scan.scanned, self.dbsize) if self.dbsize else len(scan.keys)
+        self.scanned = self.dbsize if scan.complete and self.dbsize else walked
         if is_exact_key(self.pattern):
             text = f"exact lookup · {len(self.matches)} key"
         else:
@@ -212,7 +228,7 @@ class KeyBrowser(ScanState, W.VBox):
         self._update_status()
 
     def describe_visible(self) -> pd.DataFrame:
-        """TYPE, PTTL and MEMORY USAGE of the visible keys in one pipeline, then their lengths."""
+        """TYPE, PTTL, MEMORY USAGE and length of the visible keys, in one request."""
         keys = self.visible_keys
         rows: list[KeyInfo] = [KeyInfo(k) for k in keys]
         try:
