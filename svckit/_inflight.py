@@ -13,8 +13,8 @@ should run beside it, a few at a time, so it adds no round trips of its own::
 
 ``then`` callbacks run on the caller's thread, in submission order, so they may update the job's
 tallies and progress without a lock. An error raised by a request is raised on the caller's thread
-by the ``submit`` or ``drain`` that hands its result back; the requests not yet started are dropped
-and the ones running are waited for, so nothing runs on after the job has failed.
+by the ``submit`` or ``drain`` that hands its result back; the calls still running are waited for,
+and no new one starts, so nothing runs on after the job has failed.
 
 The async clients overlap with :func:`agather` (a bounded ``asyncio.gather``).
 """
@@ -68,25 +68,10 @@ class InFlight:
     def _settle(self, *, block: bool) -> None:
         while self._queue and (block or self._queue[0][0].done()):
             future, then = self._queue.popleft()
-            try:
-                result = future.result()
-            except BaseException:
-                self._abandon()
-                raise
+            result = future.result()  # an error leaves the block, whose exit waits for the rest
             if then is not None:
                 then(result)
             block = block and len(self._queue) >= self.limit
-
-    def _abandon(self) -> None:
-        for future, _ in self._queue:
-            future.cancel()
-        for future, _ in self._queue:
-            if not future.cancelled():
-                future.exception()  # wait: nothing runs on after the job failed
-        self._queue.clear()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Self:
         return self
@@ -95,10 +80,11 @@ class InFlight:
         try:
             if exc_type is None:
                 self.drain()
-            else:
-                self._abandon()
         finally:
-            self.close()
+            self._queue.clear()
+            # the pool has ``limit`` workers and the queue at most ``limit`` calls, so every call
+            # left has started: wait for them, so nothing runs on after the job, even one that failed
+            self._pool.shutdown(wait=True)
 
 
 async def agather(awaitables: Iterable[Awaitable[T]], limit: int = DEFAULT_IN_FLIGHT) -> list[T]:

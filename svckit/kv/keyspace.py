@@ -35,6 +35,7 @@ from contextlib import aclosing, closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from svckit._inflight import InFlight, agather
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import InvalidArgument, SvcError
 from svckit.kv.protocol import Arg
@@ -54,6 +55,8 @@ PAGED_TYPES: tuple[str, ...] = ("hash", "set", "zset", "list", "stream")
 #: 20,000 keys 2,000 round trips (80 s at 40 ms) where 1,000 makes it 20.
 SCAN_COUNT = 1000
 DEFAULT_PAGE = SCAN_COUNT
+#: keys described per request (:func:`describe_keys`): a page's worth, well under a request size limit
+DESCRIBE_BATCH = SCAN_COUNT
 
 Cursor = int | str
 #: the keys a walk goes over (DBSIZE): a number, None (not known), or a callable that gives it, waiting
@@ -322,13 +325,7 @@ def _scripted(kv: Any, keys: Sequence[Any], replies: Sequence[Any]) -> list[KeyI
     return infos
 
 
-def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
-    """TYPE, PTTL, MEMORY USAGE and (with ``lengths``) the length of every key, in one request:
-    one :data:`DESCRIBE_SCRIPT` call per key in one pipeline. Where the server refuses the script,
-    TYPE, PTTL and MEMORY USAGE in one pipeline, then the lengths in a second (the length command
-    depends on the type just read)."""
-    if not keys:
-        return []
+def _describe(kv: KV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
     if lengths and kv not in _NO_SCRIPT:
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
@@ -346,10 +343,22 @@ def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> 
     return infos
 
 
-async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
-    """:func:`describe_keys` for :class:`~svckit.kv.AsyncKV`."""
-    if not keys:
-        return []
+def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
+    """TYPE, PTTL, MEMORY USAGE and (with ``lengths``) the length of every key, in one request per
+    :data:`DESCRIBE_BATCH` keys (those requests side by side: :class:`~svckit._inflight.InFlight`):
+    one :data:`DESCRIBE_SCRIPT` call per key in one pipeline. Where the server refuses the script,
+    TYPE, PTTL and MEMORY USAGE in one pipeline, then the lengths in a second (the length command
+    depends on the type just read)."""
+    if len(keys) <= DESCRIBE_BATCH:
+        return _describe(kv, keys, lengths) if keys else []
+    infos: list[KeyInfo] = []
+    with InFlight() as beside:
+        for start in range(0, len(keys), DESCRIBE_BATCH):
+            beside.submit(_describe, kv, keys[start:start + DESCRIBE_BATCH], lengths, then=infos.extend)
+    return infos
+
+
+async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
     if lengths and kv not in _NO_SCRIPT:
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
@@ -365,6 +374,13 @@ async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool
         if measured:
             infos = _decode_lengths(infos, measured, await pipe.exec())
     return infos
+
+
+async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
+    """:func:`describe_keys` for :class:`~svckit.kv.AsyncKV` (its batches side by side: ``agather``)."""
+    batches = [keys[start:start + DESCRIBE_BATCH] for start in range(0, len(keys), DESCRIBE_BATCH)]
+    described = await agather(_adescribe(kv, batch, lengths) for batch in batches)
+    return [info for infos in described for info in infos]
 
 
 # -- reading values: a page, or the whole value -------------------------------------------------

@@ -160,6 +160,18 @@ def test_describe_is_one_request_lengths_one_more(kv_sandbox: Sandbox, kv: KV[st
     assert transport.requests == []
 
 
+def test_many_keys_are_described_a_batch_per_request_in_order(kv_sandbox: Sandbox, kv: KV[str],
+                                                              counted: tuple[KV[str], CountingTransport]) -> None:
+    keys = [f"k{i}" for i in range(2500)]
+    kv.mset({k: "x" * (i % 7) for i, k in enumerate(keys) if i % 5})
+    client, transport = counted
+    infos = describe_keys(client, keys)
+    assert [i.key for i in infos] == keys  # in the order asked, whatever order the batches came back in
+    assert [i.length for i in infos] == [None if i % 5 == 0 else i % 7 for i in range(2500)]
+    if kv_sandbox.area("kv").backend_name != "fakeredis":  # type: ignore[attr-defined]
+        assert len(transport.requests) == 3  # batches of DESCRIBE_BATCH (1,000), sent side by side
+
+
 def test_the_describe_script_tells_what_the_two_pipelines_tell(kv: KV[str]) -> None:
     _fill(kv)
     kv.json_set("doc", "$", {"a": [1, 2]})

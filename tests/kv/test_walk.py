@@ -147,3 +147,9 @@ def test_scan_iter_yields_every_key(kv: KV[str]) -> None:
 async def test_async_scan_iter_yields_every_key(akv: AsyncKV[str]) -> None:
     await akv.mset({f"k{i}": "v" for i in range(700)})
     assert {key async for key in akv.scan_iter("k*", count=50)} == {f"k{i}" for i in range(700)}
+
+
+def test_a_progress_line_says_round_trips_and_the_time_left() -> None:
+    step = Progress("scan", 3, 10, "keys", "2 matching", round_trips=1, eta=125.4)
+    assert step.text() == "scan: 3 of 10 keys · 2 matching · 1 round trip · 2 min 5 s left"
+    assert Progress("describe", 5, None, round_trips=12).text() == "describe: 5 · 12 round trips"
