@@ -21,8 +21,11 @@ How the pass works (one design for both modes):
    keyed hash ``blake2b(key, key=seed)``, and the ``n`` keys with the smallest hashes are kept (a heap
    of ``n``). That is a simple random sample, independent of SCAN order, so the same ``seed`` over
    the same keyspace gives the same sample on every run and every server.
-3. Each described key costs TYPE + PTTL + MEMORY USAGE in one pipeline and its length in a second
-   (:func:`~svckit.kv.describe_keys`), ``batch`` keys per pipeline.
+3. Each described key costs one call of the describe script (TYPE, PTTL, MEMORY USAGE and its
+   length: :func:`~svckit.kv.describe_keys`), ``batch`` keys (1,000) per request. The requests go
+   side by side (:class:`svckit._inflight.InFlight`): beside the walk in a complete pass, after it
+   in a sampled one, and DBSIZE goes beside the first SCAN call, so far from the service the pass
+   takes about its chain of SCAN calls.
 
 Why SCAN + sample rather than RANDOMKEY: RANDOMKEY cannot honour a pattern, samples with replacement,
 cannot be seeded (its randomness is the server's), and Redis's pick is only approximately uniform.
@@ -60,7 +63,7 @@ from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import Cancelled, InvalidArgument
 from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
 from svckit.kv.formats import format_bytes
-from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, walk_keys
+from svckit.kv.keyspace import DESCRIBE_BATCH, KeyInfo, KeyScan, describe_keys, walk_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -396,7 +399,7 @@ def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 
 def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10_000, delimiter: str = ":",
                      depth: int = 2, top: int = 10, big_value_bytes: int = DEFAULT_BIG_VALUE_BYTES,
-                     big_length: int = DEFAULT_BIG_LENGTH, seed: int = 0, batch: int = 500,
+                     big_length: int = DEFAULT_BIG_LENGTH, seed: int = 0, batch: int = DESCRIBE_BATCH,
                      scan_count: int = 5000, progress: ProgressArg = True, cancel: Cancel = None) -> KeyspaceReport:
     """Analyse the keys matching ``pattern``: a sampled pass of ``sample`` keys (default), or with
     ``sample=None`` a complete pass describing every key. See the module docstring for what the
