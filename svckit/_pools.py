@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import functools
 import http.client
+import os
 import re
 import ssl
 import urllib.request
@@ -48,6 +49,8 @@ from urllib3.exceptions import (
     ReadTimeoutError,
 )
 from urllib3.exceptions import SSLError as Urllib3SSLError
+
+from svckit.errors import InvalidArgument
 
 #: connections open to one host at most (httpx's own default); more requests wait for one
 MAX_CONNECTIONS = 100
@@ -166,8 +169,20 @@ async def aread_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> h
 
 
 def ssl_context(verify: Verify = True) -> ssl.SSLContext:
-    """The TLS settings httpx would use (certifi's roots, SSL_CERT_FILE / SSL_CERT_DIR honoured)."""
-    return verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
+    """The TLS settings httpx would use: with ``verify=True`` certifi's roots, or SSL_CERT_FILE /
+    SSL_CERT_DIR where set; a CA bundle path (a file, or a hashed directory) trusts that alone, so
+    an explicit ``verify`` wins over the environment. (httpx deprecates a path, with a warning, for
+    the context made here from it.)"""
+    if not isinstance(verify, str):
+        return verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
+    try:
+        if os.path.isdir(verify):
+            return ssl.create_default_context(capath=verify)
+        return ssl.create_default_context(cafile=verify)
+    except (OSError, ssl.SSLError) as exc:  # FileNotFoundError, or a file that holds no certificate
+        raise InvalidArgument("verify", f"cannot load the CA bundle {verify!r} ({exc}): pass the path of "
+                              "the CA certificate (PEM) that signed the server's, or set SVC_CA_FILE to "
+                              "it (`svckit sandbox --tls` prints its own)") from None
 
 
 def env_proxy(url: str) -> tuple[bool, str | None]:

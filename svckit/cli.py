@@ -16,6 +16,9 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default: loopback). Anything else serves every area, bearer "
                              "tokens included, over plain HTTP to whoever can reach that address (warned on start)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default 8765)")
+    parser.add_argument("--tls", action="store_true",
+                        help="serve https, with a certificate from a local CA made at start; SVC_CA_FILE "
+                             "names the CA certificate the clients trust")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help=f"state directory kept across restarts (default {DEFAULT_DATA_DIR})")
     parser.add_argument("--backend", choices=["auto", "redis", "fakeredis", "external"], default="auto",
@@ -49,6 +52,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
         redis_url=args.redis_url,
         embedding_model=args.embedding_model,
         demo_limit=args.demo_limit,
+        tls=args.tls,
         **_areas_option(args),
         **extra,
     )

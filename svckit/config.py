@@ -9,11 +9,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 from svckit.errors import ConfigError, mask
 
-#: variable name -> Settings attribute, in the order `svckit sandbox` prints them.
+#: variable name -> Settings attribute, in the order `svckit sandbox` prints them (the CA first, so
+#: a reader that stops at the last area's line has it).
 VARIABLES: dict[str, str] = {
+    "SVC_CA_FILE": "ca_file",
     "SVC_KV_URL": "kv_url",
     "SVC_KV_TOKEN": "kv_token",
     "SVC_KV_READONLY_TOKEN": "kv_readonly_token",
@@ -48,6 +51,7 @@ class Settings:
     devapi_key: str | None = None
     queue_url: str | None = None
     queue_token: str | None = None
+    ca_file: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -74,6 +78,14 @@ class Settings:
                 "or start a local sandbox with `svckit sandbox` (or svckit.sandbox.Sandbox())"
             )
         return tuple(getattr(self, a) for a in attrs)
+
+    def client_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """A client's keyword ``options`` with SVC_CA_FILE as ``verify=`` (the CA bundle its https
+        requests trust), unless they name a ``verify`` of their own: the one rule every client's
+        ``from_settings`` (so ``from_env`` and :func:`svckit.connect` too) follows."""
+        if self.ca_file is None or "verify" in options:
+            return dict(options)
+        return {**options, "verify": self.ca_file}
 
     def __repr__(self) -> str:
         parts = []

@@ -6,7 +6,8 @@
     ├── ConfigError                 a SVC_* variable or client argument is missing
     ├── InvalidArgument (ValueError) an argument was refused before any request was sent
     ├── TransportError              the request could not be completed (after retries)
-    │   └── RequestTimeout
+    │   ├── RequestTimeout
+    │   └── UntrustedCertificate    https: the server's certificate failed verification (not retried)
     ├── ProtocolError               the server's reply does not follow the protocol
     ├── StreamClosed                an event stream ended or failed
     ├── Cancelled                   a long run was cancelled by its ``cancel`` hook (keyspace analysis)
@@ -77,6 +78,11 @@ class TransportError(SvcError):
 
 class RequestTimeout(TransportError):
     """The server did not answer within the client's timeout."""
+
+
+class UntrustedCertificate(TransportError):
+    """The server's TLS certificate failed verification (no trusted CA signed it, or it names
+    another host). Never retried: the next handshake meets the same certificate."""
 
 
 class ProtocolError(SvcError):

@@ -18,6 +18,7 @@ from svckit._http import (
     ClientShell,
     RetryPolicy,
     SyncTransport,
+    Verify,
 )
 from svckit.account import protocol as p
 from svckit.account.models import QueueAccount, UpgradePlan
@@ -47,15 +48,16 @@ class Account(ClientShell):
     """
 
     def __init__(self, url: str, email: str, api_key: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None) -> None:
+                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
+                 verify: Verify = True) -> None:
         self.url = url.rstrip("/")
         self.email = email
         self._http = SyncTransport(self.url, BasicAuth(email, api_key), timeout=timeout, retry=retry,
-                                   transport=transport)
+                                   transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> Account:
-        return cls(*_settings_args(settings), **options)
+        return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
     def from_env(cls, **options: Any) -> Account:
@@ -86,15 +88,16 @@ class AsyncAccount(AsyncClientShell):
     """Asynchronous twin of :class:`Account` (same methods, awaited)."""
 
     def __init__(self, url: str, email: str, api_key: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 verify: Verify = True) -> None:
         self.url = url.rstrip("/")
         self.email = email
         self._http = AsyncTransport(self.url, BasicAuth(email, api_key), timeout=timeout, retry=retry,
-                                    transport=transport)
+                                    transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> AsyncAccount:
-        return cls(*_settings_args(settings), **options)
+        return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
     def from_env(cls, **options: Any) -> AsyncAccount:

@@ -14,6 +14,7 @@ import ipaddress
 import re
 import shutil
 import socket
+import ssl
 import tempfile
 import threading
 import weakref
@@ -37,6 +38,7 @@ from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.limits import BodyLimit, protocol_factory
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 from svckit.sandbox.private import tighten
+from svckit.sandbox.tls import server_context
 
 #: area name -> "module:Class"; areas are imported only when asked for.
 AREAS: dict[str, str] = {
@@ -207,6 +209,10 @@ class Sandbox:
 
     The data directory is kept private (0700, its files 0600). A ``host`` other than loopback is
     warned about on start: it serves every area and its tokens over plain HTTP to the network.
+
+    ``tls=True`` serves https with a certificate signed by a local CA made at start
+    (svckit/sandbox/tls.py): ``url`` is https://..., and ``env`` names the CA certificate the clients
+    trust in SVC_CA_FILE.
     """
 
     def __init__(
@@ -217,6 +223,7 @@ class Sandbox:
         host: str = LOOPBACK,
         seed: str | None = None,
         areas: Sequence[str] = ALL_AREAS,
+        tls: bool = False,
         **options: Any,
     ) -> None:
         self._tmp = None if data_dir is not None else tempfile.mkdtemp(prefix="svckit-sandbox-")
@@ -226,6 +233,9 @@ class Sandbox:
         self.host, self.port = host, port
         self.seed = seed
         self.area_names = tuple(areas)
+        self.tls = tls
+        self.ca_file: Path | None = None  # the CA certificate (PEM), once a tls sandbox started
+        self._ssl: ssl.SSLContext | None = None
         self.options = options
         self._protocol = protocol_factory(options)  # a bad timeout option fails here
         self.areas: list[Area] = []
@@ -246,6 +256,8 @@ class Sandbox:
         warning = exposure_warning(self.host)
         if warning is not None:
             ctx.log(warning)
+        if self.tls:
+            self._ssl, self.ca_file = server_context(self.data_dir, self.host)
         self.areas = load_areas(ctx, self.area_names)
         for area in self.areas:
             area.max_body_bytes  # noqa: B018 - a bad *_max_body_bytes option fails here, not on a request
@@ -262,8 +274,12 @@ class Sandbox:
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
         # X-Forwarded-* middleware (one more layer and header scan per request) has nothing to do
         # http: uvicorn's httptools protocol with read timeouts and a head size cap (limits.py)
+        # ssl: the context made in _prepare, whose key is not kept on disk (tls.py)
+        tls = self._ssl
+        ssl_factory = None if tls is None else lambda config, default: tls
         return uvicorn.Config(app, http=self._protocol, loop=event_loop(), log_level="warning",  # type: ignore[arg-type]
-                              access_log=False, lifespan="on", timeout_graceful_shutdown=3, proxy_headers=False)
+                              access_log=False, lifespan="on", timeout_graceful_shutdown=3,
+                              proxy_headers=False, ssl_context_factory=ssl_factory)
 
     async def _serve(self, server: _Server, sock: socket.socket, on_ready: Any = None,
                      owns_process: bool = False) -> None:
@@ -347,12 +363,12 @@ class Sandbox:
     # -- what a user needs -------------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def env(self) -> dict[str, str]:
         """The SVC_* variables for this sandbox, in the documented order."""
-        out: dict[str, str] = {}
+        out: dict[str, str] = {"SVC_CA_FILE": str(self.ca_file)} if self.ca_file else {}
         for area in self.areas:
             out.update(area.env(self.url))
         from svckit.config import VARIABLES
