@@ -62,11 +62,11 @@ def serve(options: dict[str, Any]) -> None:
 
 
 @contextmanager
-def sandbox_process(**options: Any) -> Iterator[dict[str, str]]:
-    child = subprocess.Popen([sys.executable, __file__, json.dumps(options)], stdout=subprocess.PIPE, text=True)
-    # the child inherits this process's environment: a bench started through code_env() runs the
-    # sandbox from the same tree, without the same modules
-    env: dict[str, str] = {"SANDBOX_PID": str(child.pid)}
+def child_env(argv: Sequence[str], extra: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
+    """Run ``argv``, a child that prints NAME=value lines and then READY once it serves; yield those
+    variables (with ``extra``) while it runs, and stop it afterwards."""
+    child = subprocess.Popen(list(argv), stdout=subprocess.PIPE, text=True)
+    env: dict[str, str] = {name: value.format(pid=child.pid) for name, value in (extra or {}).items()}
     try:
         assert child.stdout is not None
         for line in child.stdout:
@@ -75,11 +75,19 @@ def sandbox_process(**options: Any) -> Iterator[dict[str, str]]:
             name, _, value = line.strip().partition("=")
             env[name] = value
         else:
-            raise RuntimeError("the sandbox process exited before it was ready")
+            raise RuntimeError(f"{argv[-1][:60]} exited before it was ready")
         yield env
     finally:
         child.terminate()
         child.wait(timeout=30)
+
+
+@contextmanager
+def sandbox_process(**options: Any) -> Iterator[dict[str, str]]:
+    # the child inherits this process's environment: a bench started through code_env() runs the
+    # sandbox from the same tree, without the same modules
+    with child_env([sys.executable, __file__, json.dumps(options)], {"SANDBOX_PID": "{pid}"}) as env:
+        yield env
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-
 #: "never slower than the peer" allows this much: two runs of the same chain of requests differ by a
 #: few percent on a shared 2-core machine (svckit's and the peer's SCAN walks trade places run to run)
 NOISE = 1.05
@@ -152,8 +151,8 @@ def run_jobs(remote: Ctx, local: Ctx, jobs: Sequence[Job], repeat: int, *, only:
 
 
 def table(rows: Sequence[Row]) -> str:
-    out = ["| area | job | scheme | floor | svckit round trips | / floor | svckit s (local s) | peer round trips "
-           "| peer s (local s) | svckit / peer, time | holds |",
+    out = [("| area | job | scheme | floor | svckit round trips | / floor | svckit s (local s) | peer round trips "
+           "| peer s (local s) | svckit / peer, time | holds |"),
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         peer = "—" if r.peer_rt is None else f"{r.peer_rt:,.1f}"

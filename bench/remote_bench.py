@@ -31,13 +31,15 @@ from _remote import Ctx, Row, run_jobs, table, through, trust
 
 #: area -> (the module with its seed() and JOBS, the sandbox areas it needs)
 AREAS = {"kv": ("_remote_kv", ["kv"]), "vector": ("_remote_vector", ["vector"]),
-         "workflow": ("_remote_queue", ["queue"]), "account": ("_remote_queue", ["devapi", "queue"])}
+         "workflow": ("_remote_queue", ["queue"]), "account": ("_remote_queue", ["account", "queue"])}
 
 
 def run_scheme(scheme: str, areas: list[str], rtt: float, repeat: int, only: str | None) -> list[Row]:
     modules = {area: importlib.import_module(AREAS[area][0]) for area in areas}
     needed = sorted({name for area in areas for name in AREAS[area][1]})
-    with sandbox_process(areas=needed, backend="redis", tls=scheme == "https") as env:
+    # the demo seed registers the workflows the queue jobs trigger; a small demo corpus keeps the
+    # vector area's background embedding short
+    with sandbox_process(areas=needed, backend="redis", tls=scheme == "https", seed="demo", demo_limit=40) as env:
         env = {k: v for k, v in env.items() if k.startswith("SVC_")}
         target = urlsplit(next(v for k, v in env.items() if k.endswith("_URL")))
         with latency_proxy(f"{target.hostname}:{target.port}", rtt) as port:

@@ -7,7 +7,9 @@ redaction live here once.
 
 Retry rules (:class:`RetryPolicy`):
 - a connection that could not be opened (connect error / connect timeout) is always retried: the
-  request never reached the server, so repeating it cannot apply a command twice;
+  request never reached the server, so repeating it cannot apply a command twice; but a server
+  certificate that failed verification is not (the same certificate comes back every time): it
+  raises :class:`~svckit.errors.UntrustedCertificate` at once, saying how to trust it;
 - a reset connection, a read timeout, a truncated body or a 5xx status are retried only when the
   request is idempotent, or when the caller asked for it (``retry_non_idempotent=True``): the server
   may have executed it already;
@@ -52,6 +54,7 @@ from svckit.errors import (
     StreamClosed,
     StreamRefused,
     TransportError,
+    UntrustedCertificate,
     error_for_status,
     mask,
 )
@@ -76,6 +79,20 @@ def _cache_missing_sniffio() -> None:
 _cache_missing_sniffio()
 
 
+def certificate_rejected(error: BaseException) -> bool:
+    """Whether ``error`` comes of a server certificate that failed verification: raised while
+    ssl's error was handled, by the pools (urllib3's and aiohttp's errors become httpx's there) or
+    by httpx's own transport (httpcore's error, then httpx's), which sends the event streams."""
+    cause: BaseException | None = error
+    for _ in range(16):  # a bound: a chain made by hand may loop
+        if cause is None:
+            return False
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How often and how patiently a request is repeated after a transient failure."""
@@ -96,6 +113,8 @@ class RetryPolicy:
         return random.uniform(0, cap)
 
     def may_retry(self, request: ApiRequest, error: BaseException | None, status: int | None) -> bool:
+        if error is not None and certificate_rejected(error):
+            return False
         if isinstance(error, (httpx.ConnectError, httpx.ConnectTimeout)):
             return True
         safe = request.idempotent or self.retry_non_idempotent
@@ -319,6 +338,7 @@ class _Pages:
         self.desc = desc or (items if isinstance(items, str) else "items")
         self.report = Reporter(progress)
         self.count = 0
+        self.pages = 0  # one request each, one after another: the round trips so far
         self.more = True
 
     def goes_on(self) -> bool:
@@ -330,7 +350,8 @@ class _Pages:
         at = self.cursor(page)
         self.more = bool(at)
         self.count += len(batch)
-        self.report(self.desc, self.count, unit=self.desc)
+        self.pages += 1
+        self.report(self.desc, self.count, unit=self.desc, round_trips=self.pages)
         return batch, at
 
 
@@ -363,10 +384,20 @@ async def apaginate(fetch: Callable[[Any], Awaitable[Any]], items: PagePart, *, 
                 yield item
 
 
+#: how to trust a server whose certificate failed verification
+_TRUST_HINT = (" (the server's certificate is not signed by a CA this client trusts, or names another host: "
+               "pass verify= the CA bundle that signed it, or set SVC_CA_FILE to it; `svckit sandbox --tls` "
+               "prints its own. SSL_CERT_FILE / SSL_CERT_DIR apply where verify= is not given)")
+
+
 def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> TransportError:
-    cls = RequestTimeout if isinstance(error, httpx.TimeoutException) else TransportError
+    cls: type[TransportError] = TransportError
+    hint = ""
+    if isinstance(error, httpx.TimeoutException):
+        cls, hint = RequestTimeout, " (is the server running? try a longer timeout=)"
+    elif certificate_rejected(error):
+        cls, hint = UntrustedCertificate, _TRUST_HINT
     detail = redact(f"{type(error).__name__}: {error}", secrets)
-    hint = " (is the server running? try a longer timeout=)" if cls is RequestTimeout else ""
     return cls(f"{what} failed: {detail}{hint}")
 
 

@@ -178,7 +178,10 @@ async def test_apaginate_is_the_async_twin():
 def test_paginate_reports_progress_to_a_hook_and_stops_between_pages_on_cancel():
     seen: list[Progress] = []
     assert list(paginate(lambda cursor: PAGES[cursor], "runs", progress=seen.append)) == [1, 2, 3, 4, 5]
-    assert seen == [Progress("runs", 2, None, "runs"), Progress("runs", 3, None, "runs"), Progress("runs", 5, None, "runs")]
+    # one page a request, one after another: the round trips so far
+    assert seen == [Progress("runs", 2, None, "runs", round_trips=1),
+                    Progress("runs", 3, None, "runs", round_trips=2),
+                    Progress("runs", 5, None, "runs", round_trips=3)]
 
     fetched: list[object] = []
     stop = threading.Event()

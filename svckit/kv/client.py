@@ -24,6 +24,7 @@ from svckit._http import (
     RetryPolicy,
     StreamRefused,
     SyncTransport,
+    Verify,
 )
 from svckit._json import loads
 from svckit.config import Settings
@@ -71,7 +72,7 @@ class _Base(Commands, Generic[S]):
     def __init__(
         self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
         decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: Any = None, readonly: bool = False,
+        transport: Any = None, readonly: bool = False, verify: Verify = True,
     ) -> None:
         if not url:
             raise InvalidArgument("url", "the key-value URL is empty (SVC_KV_URL)")
@@ -93,7 +94,7 @@ class _Base(Commands, Generic[S]):
         self._token_hint = mask(token)
         self._timeout = timeout
         self._transport: Any = self._transport_class(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                                     transport=transport)
+                                                     transport=transport, verify=verify)
 
     if not TYPE_CHECKING:  # type checkers see each class's overloads (KV[str] or KV[bytes]) instead
         @classmethod
@@ -101,7 +102,7 @@ class _Base(Commands, Generic[S]):
                           **options: Any) -> Any:
             """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN."""
             url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
-            return cls(url, token, decode=decode, readonly=readonly, **options)
+            return cls(url, token, decode=decode, readonly=readonly, **settings.client_options(options))
 
         @classmethod
         def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> Any:
@@ -168,12 +169,14 @@ class KV(_Base[S]):
             self: KV[str], url: str, token: str, *, encoding: str | None = None,
             response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
             retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
+            verify: Verify = True,
         ) -> None: ...
         @overload
         def __init__(
             self: KV[bytes], url: str, token: str, *, encoding: str | None = None,
             response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
             retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
+            verify: Verify = True,
         ) -> None: ...
         def __init__(self, *args: Any, **kwargs: Any) -> None: ...
         @overload
@@ -214,6 +217,27 @@ class KV(_Base[S]):
         call is a round trip to the service."""
         steps = walk_keys(self, KeyScan(match, type, count or SCAN_COUNT), dedupe=False, keep=False)  # type: ignore[arg-type]
         return (key for _, keys in steps for key in keys)
+
+    def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None) -> Iterator[Any]:
+        scan, cursor = getattr(self, command), 0
+        while True:
+            cursor, batch = scan(key, cursor, match=match, count=count or SCAN_COUNT)
+            yield from batch.items() if isinstance(batch, dict) else batch
+            if int(cursor) == 0:
+                return
+
+    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> Iterator[tuple[S, S]]:
+        """Every ``(field, value)`` of a hash, HSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
+        return self._scan_elements("hscan", key, match, count)
+
+    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> Iterator[S]:
+        """Every member of a set, SSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
+        return self._scan_elements("sscan", key, match, count)
+
+    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
+                   ) -> Iterator[tuple[S, float]]:
+        """Every ``(member, score)`` of a sorted set, ZSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
+        return self._scan_elements("zscan", key, match, count)
 
     def rest_token(self, user: str, password: str) -> str:
         """``ACL RESTTOKEN``: a REST token with that ACL user's permissions. Sent as a JSON body, so
@@ -259,12 +283,14 @@ class AsyncKV(_Base[S]):
             self: AsyncKV[str], url: str, token: str, *, encoding: str | None = None,
             response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
             retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+            verify: Verify = True,
         ) -> None: ...
         @overload
         def __init__(
             self: AsyncKV[bytes], url: str, token: str, *, encoding: str | None = None,
             response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
             retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
+            verify: Verify = True,
         ) -> None: ...
         def __init__(self, *args: Any, **kwargs: Any) -> None: ...
         @overload
@@ -301,6 +327,27 @@ class AsyncKV(_Base[S]):
                                         dedupe=False, keep=False):
             for key in keys:
                 yield key
+
+    async def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None
+                             ) -> AsyncIterator[Any]:
+        scan, cursor = getattr(self, command), 0
+        while True:
+            cursor, batch = await scan(key, cursor, match=match, count=count or SCAN_COUNT)
+            for element in batch.items() if isinstance(batch, dict) else batch:
+                yield element
+            if int(cursor) == 0:
+                return
+
+    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
+                   ) -> AsyncIterator[tuple[S, S]]:
+        return self._scan_elements("hscan", key, match, count)
+
+    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> AsyncIterator[S]:
+        return self._scan_elements("sscan", key, match, count)
+
+    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
+                   ) -> AsyncIterator[tuple[S, float]]:
+        return self._scan_elements("zscan", key, match, count)
 
     async def rest_token(self, user: str, password: str) -> str:
         token = await self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)

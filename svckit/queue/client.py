@@ -20,12 +20,16 @@ from svckit._http import (
     ClientShell,
     RetryPolicy,
     SyncTransport,
+    Verify,
     apaginate,
     paginate,
 )
 from svckit.config import Settings
 from svckit.queue.models import DlqMessage, DlqPage, Event, EventsPage, LogsPage, ResumeResult, WorkflowRun
 from svckit.queue.protocol import (
+    MAX_DLQ_COUNT,
+    MAX_EVENTS_COUNT,
+    MAX_LOGS_COUNT,
     build_cancel_many_request,
     build_cancel_request,
     build_delete_dlq_many_request,
@@ -66,14 +70,15 @@ class Queue(ClientShell):
     resume, restart), cancel, the events log."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None) -> None:
+                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
+                 verify: Verify = True) -> None:
         self.url = url.rstrip("/")
         self._http = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                   transport=transport)
+                                   transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> Queue:
-        return cls(*_settings_args(settings), **options)
+        return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
     def from_env(cls, **options: Any) -> Queue:
@@ -87,8 +92,11 @@ class Queue(ClientShell):
         return decode_model(LogsPage, self._call(build_logs_request(**filters)), "workflow logs")
 
     def iter_runs(self, progress: bool = False, **filters: Any) -> Iterator[WorkflowRun]:
-        """Every run matching ``filters``, following cursors to the end (a tqdm bar when ``progress``)."""
-        return paginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress=progress)
+        """Every run matching ``filters``, following cursors to the end (a tqdm bar when ``progress``),
+        in pages of the most the service takes unless ``count`` says otherwise."""
+        filters = {"count": MAX_LOGS_COUNT, **filters}
+        return paginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs",
+                        progress=progress)
 
     def cancel(self, run_id: str) -> None:
         """Cancel the in-progress run(s) with ``run_id`` (``DELETE /v2/workflows/runs/{id}``); NotFound
@@ -118,9 +126,10 @@ class Queue(ClientShell):
         """One page of DLQ entries (failed runs), newest first; filters as :func:`build_dlq_request`."""
         return decode_model(DlqPage, self._call(build_dlq_request(cursor, count, **filters)), "dlq")
 
-    def iter_dlq(self, progress: bool = False, **filters: Any) -> Iterator[DlqMessage]:
-        """Every DLQ entry matching ``filters``, following cursors to the end."""
-        return paginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress=progress)
+    def iter_dlq(self, progress: bool = False, count: int = MAX_DLQ_COUNT,
+                 **filters: Any) -> Iterator[DlqMessage]:
+        """Every DLQ entry matching ``filters``, following cursors to the end, ``count`` a page."""
+        return paginate(lambda cursor: self.dlq(cursor, count, **filters), "messages", progress=progress)
 
     def dlq_message(self, dlq_id: str) -> DlqMessage:
         """One DLQ entry (NotFound when there is none, e.g. resumed, restarted or deleted)."""
@@ -163,9 +172,10 @@ class Queue(ClientShell):
         :func:`build_events_request`."""
         return decode_model(EventsPage, self._call(build_events_request(cursor, count, **filters)), "events")
 
-    def iter_events(self, progress: bool = False, **filters: Any) -> Iterator[Event]:
-        """Every event matching ``filters``, following cursors to the end."""
-        return paginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
+    def iter_events(self, progress: bool = False, count: int = MAX_EVENTS_COUNT,
+                    **filters: Any) -> Iterator[Event]:
+        """Every event matching ``filters``, following cursors to the end, ``count`` a page."""
+        return paginate(lambda cursor: self.events(cursor, count, **filters), "events", progress=progress)
 
     def __repr__(self) -> str:
         return f"Queue({self.url!r}, auth={self._http.auth!r})"
@@ -175,14 +185,15 @@ class AsyncQueue(AsyncClientShell):
     """Asynchronous twin of :class:`Queue`."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 verify: Verify = True) -> None:
         self.url = url.rstrip("/")
         self._http = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                    transport=transport)
+                                    transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, **options: Any) -> AsyncQueue:
-        return cls(*_settings_args(settings), **options)
+        return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
     def from_env(cls, **options: Any) -> AsyncQueue:
@@ -192,7 +203,9 @@ class AsyncQueue(AsyncClientShell):
         return decode_model(LogsPage, await self._call(build_logs_request(**filters)), "workflow logs")
 
     def iter_runs(self, progress: bool = False, **filters: Any) -> AsyncIterator[WorkflowRun]:
-        return apaginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs", progress=progress)
+        filters = {"count": MAX_LOGS_COUNT, **filters}
+        return apaginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs",
+                         progress=progress)
 
     async def cancel(self, run_id: str) -> None:
         await self._call(build_cancel_request(run_id))
@@ -214,8 +227,9 @@ class AsyncQueue(AsyncClientShell):
     async def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage:
         return decode_model(DlqPage, await self._call(build_dlq_request(cursor, count, **filters)), "dlq")
 
-    def iter_dlq(self, progress: bool = False, **filters: Any) -> AsyncIterator[DlqMessage]:
-        return apaginate(lambda cursor: self.dlq(cursor, **filters), "messages", progress=progress)
+    def iter_dlq(self, progress: bool = False, count: int = MAX_DLQ_COUNT,
+                 **filters: Any) -> AsyncIterator[DlqMessage]:
+        return apaginate(lambda cursor: self.dlq(cursor, count, **filters), "messages", progress=progress)
 
     async def dlq_message(self, dlq_id: str) -> DlqMessage:
         return decode_model(DlqMessage, await self._call(build_dlq_message_request(dlq_id)), "dlq message")
@@ -245,8 +259,9 @@ class AsyncQueue(AsyncClientShell):
     async def events(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> EventsPage:
         return decode_model(EventsPage, await self._call(build_events_request(cursor, count, **filters)), "events")
 
-    def iter_events(self, progress: bool = False, **filters: Any) -> AsyncIterator[Event]:
-        return apaginate(lambda cursor: self.events(cursor, **filters), "events", progress=progress)
+    def iter_events(self, progress: bool = False, count: int = MAX_EVENTS_COUNT,
+                    **filters: Any) -> AsyncIterator[Event]:
+        return apaginate(lambda cursor: self.events(cursor, count, **filters), "events", progress=progress)
 
     def __repr__(self) -> str:
         return f"AsyncQueue({self.url!r}, auth={self._http.auth!r})"

@@ -11,11 +11,12 @@ svckit._http.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import httpx
 
+from svckit._gc import collector_paused
 from svckit._http import (
     ApiRequest,
     AsyncClientShell,
@@ -24,9 +25,12 @@ from svckit._http import (
     ClientShell,
     RetryPolicy,
     SyncTransport,
+    Verify,
     apaginate,
     paginate,
 )
+from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight, agather
+from svckit._progress import Cancel, ProgressArg
 from svckit.config import Settings
 from svckit.errors import (
     InvalidArgument,
@@ -41,6 +45,8 @@ from svckit.vector.models import (
     ResumableQueryResult,
     VectorRecord,
 )
+
+T = TypeVar("T")
 
 KIND_SETTINGS = {
     "dense": "vector_url",
@@ -83,14 +89,15 @@ class Vector(_Base, ClientShell):
     """
 
     def __init__(self, url: str, token: str, *, timeout: float | None = 10.0, retry: RetryPolicy | None = None,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, verify: Verify = True) -> None:
         super().__init__(url, token)
-        self._http = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry, transport=transport)
+        self._http = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
+                                   transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, kind: str = "dense", **options: Any) -> Vector:
         url, token = _settings_url(settings, kind)
-        return cls(url, token, **options)
+        return cls(url, token, **settings.client_options(options))
 
     @classmethod
     def from_env(cls, kind: str = "dense", **options: Any) -> Vector:
@@ -99,6 +106,13 @@ class Vector(_Base, ClientShell):
     def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         # the vector envelope decoder also names the missing embedding model (a 422)
         return p.decode_result(self._http.send(request), what or request.path, self._http.redact)
+
+    def _read(self, request: ApiRequest, what: str, decode: Callable[[Any], T]) -> T:
+        """A reply of up to thousands of records, parsed and decoded with the collector paused
+        (:mod:`svckit._gc`)."""
+        response = self._http.send(request)
+        with collector_paused():
+            return decode(p.decode_result(response, what, self._http.redact))
 
     # -- queries -----------------------------------------------------------------------------
     def query_data(self, data: p.QueryInput | Sequence[p.QueryInput], *, top_k: int = 10,
@@ -187,26 +201,42 @@ class Vector(_Base, ClientShell):
 
     # -- reads -------------------------------------------------------------------------------
     def fetch(self, ids: str | Sequence[str] | None = None, *, prefix: str | None = None, namespace: str = "",
-              include_metadata: bool = True, include_vectors: bool = False,
-              include_data: bool = True) -> list[VectorRecord | None]:
+              include_metadata: bool = True, include_vectors: bool = False, include_data: bool = True,
+              in_flight: int = DEFAULT_IN_FLIGHT) -> list[VectorRecord | None]:
         """Stored vectors by id, in order (``None`` where an id does not exist), or every vector whose
-        id starts with ``prefix``."""
-        request = p.build_fetch(ids, namespace, prefix=prefix, include_metadata=include_metadata,
-                              include_vectors=include_vectors, include_data=include_data)
-        return p.decode_fetch(self._call(request, "fetch"))
+        id starts with ``prefix``. Many ids go as batches, ``in_flight`` of them side by side, so
+        10,000 ids take one round trip, and the service encodes one batch while this decodes another."""
+        def one(batch: str | list[str] | None) -> list[VectorRecord | None]:
+            request = p.build_fetch(batch, namespace, prefix=prefix, include_metadata=include_metadata,
+                                    include_vectors=include_vectors, include_data=include_data)
+            return self._read(request, "fetch", p.decode_fetch)
 
-    def range(self, cursor: str = "", limit: int = 100, *, prefix: str | None = None, namespace: str = "",
-              include_metadata: bool = False, include_vectors: bool = False,
+        batches = p.fetch_batches(ids, in_flight, include_vectors)
+        if len(batches) == 1:
+            return one(batches[0])
+        records: list[VectorRecord | None] = []
+        with InFlight(in_flight) as flight:
+            for batch in batches:
+                flight.submit(one, batch, then=records.extend)
+        return records
+
+    def range(self, cursor: str = "", limit: int | None = None, *, prefix: str | None = None,
+              namespace: str = "", include_metadata: bool = False, include_vectors: bool = False,
               include_data: bool = False) -> RangeResult:
-        """One page of vectors in id order; pass its ``next_cursor`` for the next ("" when done)."""
-        request = p.build_range(cursor, limit, namespace, prefix=prefix, include_metadata=include_metadata,
-                              include_vectors=include_vectors, include_data=include_data)
-        return p.decode_range(self._call(request, "range"))
+        """One page of vectors in id order; pass its ``next_cursor`` for the next ("" when done).
+        ``limit`` defaults to a page worth a round trip (:data:`~svckit.vector.protocol.PAGE_RECORDS`)."""
+        limit = p.page_records(include_vectors) if limit is None else limit
+        request = p.build_range(cursor, limit, namespace, prefix=prefix,
+                                include_metadata=include_metadata, include_vectors=include_vectors,
+                                include_data=include_data)
+        return self._read(request, "range", p.decode_range)
 
-    def iter_range(self, *, page_size: int = 100, **options: Any) -> Iterator[VectorRecord]:
-        """Every vector (of ``namespace``, with ``prefix``), page by page; options as for :meth:`range`."""
+    def iter_range(self, *, page_size: int | None = None, progress: ProgressArg = False,
+                   cancel: Cancel = None, **options: Any) -> Iterator[VectorRecord]:
+        """Every vector (of ``namespace``, with ``prefix``), page by page (pages as :meth:`range`'s);
+        options as for :meth:`range`; ``progress`` and ``cancel`` as :func:`svckit._http.paginate`'s."""
         return paginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
-                        cursor="next_cursor", start="")
+                        cursor="next_cursor", start="", progress=progress, cancel=cancel)
 
     def list_namespaces(self) -> list[str]:
         """Names of the index's namespaces; the default namespace is ``""``."""
@@ -221,14 +251,15 @@ class AsyncVector(_Base, AsyncClientShell):
     """Asynchronous twin of :class:`Vector` (same methods, awaited; ``iter_range`` is an async iterator)."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = 10.0, retry: RetryPolicy | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None, verify: Verify = True) -> None:
         super().__init__(url, token)
-        self._http = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry, transport=transport)
+        self._http = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
+                                    transport=transport, verify=verify)
 
     @classmethod
     def from_settings(cls, settings: Settings, kind: str = "dense", **options: Any) -> AsyncVector:
         url, token = _settings_url(settings, kind)
-        return cls(url, token, **options)
+        return cls(url, token, **settings.client_options(options))
 
     @classmethod
     def from_env(cls, kind: str = "dense", **options: Any) -> AsyncVector:
@@ -236,6 +267,11 @@ class AsyncVector(_Base, AsyncClientShell):
 
     async def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         return p.decode_result(await self._http.send(request), what or request.path, self._http.redact)
+
+    async def _read(self, request: ApiRequest, what: str, decode: Callable[[Any], T]) -> T:
+        response = await self._http.send(request)
+        with collector_paused():
+            return decode(p.decode_result(response, what, self._http.redact))
 
     async def query_data(self, data: p.QueryInput | Sequence[p.QueryInput], *, top_k: int = 10,
                          include_metadata: bool = False, include_vectors: bool = False,
@@ -307,22 +343,30 @@ class AsyncVector(_Base, AsyncClientShell):
 
     async def fetch(self, ids: str | Sequence[str] | None = None, *, prefix: str | None = None,
                     namespace: str = "", include_metadata: bool = True, include_vectors: bool = False,
-                    include_data: bool = True) -> list[VectorRecord | None]:
-        request = p.build_fetch(ids, namespace, prefix=prefix, include_metadata=include_metadata,
-                              include_vectors=include_vectors, include_data=include_data)
-        return p.decode_fetch(await self._call(request, "fetch"))
+                    include_data: bool = True,
+                    in_flight: int = DEFAULT_IN_FLIGHT) -> list[VectorRecord | None]:
+        async def one(batch: str | list[str] | None) -> list[VectorRecord | None]:
+            request = p.build_fetch(batch, namespace, prefix=prefix, include_metadata=include_metadata,
+                                    include_vectors=include_vectors, include_data=include_data)
+            return await self._read(request, "fetch", p.decode_fetch)
 
-    async def range(self, cursor: str = "", limit: int = 100, *, prefix: str | None = None, namespace: str = "",
-                    include_metadata: bool = False, include_vectors: bool = False,
+        parts = await agather([one(b) for b in p.fetch_batches(ids, in_flight, include_vectors)], in_flight)
+        return [record for part in parts for record in part]
+
+    async def range(self, cursor: str = "", limit: int | None = None, *, prefix: str | None = None,
+                    namespace: str = "", include_metadata: bool = False, include_vectors: bool = False,
                     include_data: bool = False) -> RangeResult:
-        request = p.build_range(cursor, limit, namespace, prefix=prefix, include_metadata=include_metadata,
-                              include_vectors=include_vectors, include_data=include_data)
-        return p.decode_range(await self._call(request, "range"))
+        limit = p.page_records(include_vectors) if limit is None else limit
+        request = p.build_range(cursor, limit, namespace, prefix=prefix,
+                                include_metadata=include_metadata, include_vectors=include_vectors,
+                                include_data=include_data)
+        return await self._read(request, "range", p.decode_range)
 
-    def iter_range(self, *, page_size: int = 100, **options: Any) -> AsyncIterator[VectorRecord]:
+    def iter_range(self, *, page_size: int | None = None, progress: ProgressArg = False,
+                   cancel: Cancel = None, **options: Any) -> AsyncIterator[VectorRecord]:
         """Every vector, page by page (``async for``); options as for :meth:`range`."""
         return apaginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
-                         cursor="next_cursor", start="")
+                         cursor="next_cursor", start="", progress=progress, cancel=cancel)
 
     async def list_namespaces(self) -> list[str]:
         return p.decode_namespaces(await self._call(p.build_list_namespaces(), "list-namespaces"))

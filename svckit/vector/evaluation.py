@@ -15,11 +15,15 @@ answer it: a list, or one id). Relevance is binary. For a query with relevant se
 
 A query with no relevant id is left out (its metrics are undefined). The configurations are what the
 index kind allows: a dense index runs dense, a sparse one sparse, a hybrid one DENSE, SPARSE and HYBRID
-with RRF and with DBSF. Each configuration sends the queries as batches of :data:`BATCH` texts.
+with RRF and with DBSF. Every (configuration, batch of texts) request is independent of the others, so
+they go side by side, up to ``in_flight`` at once, and the batches are sized to put the whole run in
+flight together (:func:`svckit.vector.protocol.wave_size`), between :data:`BATCH` and
+:data:`MAX_BATCH` texts each: the 40 demo queries in 4 configurations are one round trip.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,11 +31,17 @@ from typing import Any
 
 import pandas as pd
 
+from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.vector.local_client import VectorQueries
 from svckit.vector.models import FusionAlgorithm, QueryMode
+from svckit.vector.protocol import wave_size
 
-BATCH = 20  # queries per request (and per progress step)
+#: texts per request: at least BATCH (fewer are not worth a request of their own), at most MAX_BATCH
+#: (a request's texts run one after another on the service, so progress and Cancel come at least
+#: every few hundred milliseconds of its work)
+BATCH = 20
+MAX_BATCH = 100
 
 
 # -- metrics (pure) ----------------------------------------------------------------------------------
@@ -148,17 +158,19 @@ def evaluate(
     weighting_strategy: str | None = None,
     progress: ProgressArg = True,
     cancel: Cancel = None,
+    in_flight: int = DEFAULT_IN_FLIGHT,
 ) -> pd.DataFrame:
     """Run every labelled query in every configuration the index allows and score the top ``k``.
 
     Returns one row per (configuration, query): ``configuration, query_mode, fusion, query_index,
     query, relevant`` (how many ids are relevant), ``retrieved`` (the ids returned), ``found``
     (relevant ids in the top k), ``first_relevant_rank`` (NA if none), ``recall, reciprocal_rank,
-    ndcg``; :func:`summarize` averages them. ``kind`` saves an ``info`` request when known.
-    ``cancel`` (an Event, or a callable returning True) stops between batches, returning the rows
-    done so far (``frame.attrs["cancelled"]`` is then True). ``progress`` (:mod:`svckit._progress`:
-    a tqdm bar, nothing, or a hook called with a ``Progress``) reports phase ``"evaluate"``,
-    ``done`` of ``total`` batches, unit ``"batches"``."""
+    ndcg``; :func:`summarize` averages them. ``kind`` saves an ``info`` request when known. The
+    batches go ``in_flight`` at a time (see the module). ``cancel`` (an Event, or a callable
+    returning True) stops the batches not sent yet, returning the rows of those answered
+    (``frame.attrs["cancelled"]`` is then True). ``progress`` (:mod:`svckit._progress`: a tqdm bar,
+    nothing, or a hook called with a ``Progress``) reports phase ``"evaluate"``, ``done`` of
+    ``total`` batches, unit ``"batches"``."""
     if k < 1:
         raise ValueError(f"k: {k} must be at least 1")
     from svckit.vector.explain import index_kind
@@ -166,47 +178,31 @@ def evaluate(
     labels = check_labelled(labelled)
     configs = list(configs) if configs is not None else configurations(kind or index_kind(client))
     texts = labels["query"].tolist()
-    batches = [(c, start) for c in configs for start in range(0, len(texts), BATCH)]
+    size = wave_size(len(texts), max(1, in_flight // max(len(configs), 1)), BATCH, MAX_BATCH)
+    batches = [(c, start) for c in configs for start in range(0, len(texts), size)]
     rows: list[dict[str, Any]] = []
-    cancelled = False
-    with Reporter(progress) as report:
-        for done, (config, start) in enumerate(batches, start=1):
+    done = 0
+
+    def ask(config: Configuration, start: int) -> list[Any] | None:
+        if is_cancelled(cancel):
+            return None  # cancelled before this batch was sent
+        chunk = texts[start : start + size]
+        answer = client.query_data(chunk if len(chunk) > 1 else chunk[0], top_k=k, namespace=namespace,
+                                   filter=filter, weighting_strategy=weighting_strategy, **config.options())
+        return list(answer) if len(chunk) > 1 else [answer]
+
+    with Reporter(progress) as report, InFlight(in_flight) as flight:
+        def take(config: Configuration, start: int, results: list[Any] | None) -> None:
+            nonlocal done
+            if results is not None:
+                rows.extend(_scored(config, start, results, labels, k))
+                done += 1
+                report("evaluate", done, len(batches), unit="batches")
+
+        for config, start in batches:
             if is_cancelled(cancel):
-                cancelled = True
                 break
-            chunk = texts[start : start + BATCH]
-            answer = client.query_data(
-                chunk if len(chunk) > 1 else chunk[0],
-                top_k=k,
-                namespace=namespace,
-                filter=filter,
-                weighting_strategy=weighting_strategy,
-                **config.options(),
-            )
-            results: list[Any] = list(answer) if len(chunk) > 1 else [answer]
-            for offset, hits in enumerate(results):
-                qi = start + offset
-                ranked = [h.id for h in hits]
-                relevant = labels["relevant"][qi]
-                rel = set(relevant)
-                first = next((r for r, hid in enumerate(ranked[:k], start=1) if hid in rel), None)
-                rows.append(
-                    {
-                        "configuration": config.name,
-                        "query_mode": None if config.query_mode is None else config.query_mode.value,
-                        "fusion": None if config.fusion_algorithm is None else config.fusion_algorithm.value,
-                        "query_index": qi,
-                        "query": texts[qi],
-                        "relevant": len(rel),
-                        "retrieved": ranked[:k],
-                        "found": len(rel.intersection(ranked[:k])),
-                        "first_relevant_rank": first,
-                        "recall": recall_at_k(ranked, rel, k),
-                        "reciprocal_rank": reciprocal_rank(ranked, rel, k),
-                        "ndcg": ndcg_at_k(ranked, rel, k),
-                    }
-                )
-            report("evaluate", done, len(batches), unit="batches")
+            flight.submit(ask, config, start, then=functools.partial(take, config, start))
     frame = pd.DataFrame(rows, columns=list(PER_QUERY_COLUMNS))
     frame = frame.astype(
         {
@@ -223,8 +219,36 @@ def evaluate(
             "ndcg": "float64",
         }
     )
-    frame.attrs.update(k=k, cancelled=cancelled, configurations=[c.name for c in configs])
+    frame.attrs.update(k=k, cancelled=done < len(batches), configurations=[c.name for c in configs])
     return frame
+
+
+def _scored(config: Configuration, start: int, results: list[Any], labels: pd.DataFrame,
+            k: int) -> list[dict[str, Any]]:
+    """The per-query rows of one batch: the queries from ``start`` on and the hits of each."""
+    rows = []
+    for offset, hits in enumerate(results):
+        qi = start + offset
+        ranked = [h.id for h in hits]
+        rel = set(labels["relevant"][qi])
+        first = next((r for r, hid in enumerate(ranked[:k], start=1) if hid in rel), None)
+        rows.append(
+            {
+                "configuration": config.name,
+                "query_mode": None if config.query_mode is None else config.query_mode.value,
+                "fusion": None if config.fusion_algorithm is None else config.fusion_algorithm.value,
+                "query_index": qi,
+                "query": labels["query"][qi],
+                "relevant": len(rel),
+                "retrieved": ranked[:k],
+                "found": len(rel.intersection(ranked[:k])),
+                "first_relevant_rank": first,
+                "recall": recall_at_k(ranked, rel, k),
+                "reciprocal_rank": reciprocal_rank(ranked, rel, k),
+                "ndcg": ndcg_at_k(ranked, rel, k),
+            }
+        )
+    return rows
 
 
 def summarize(per_query: pd.DataFrame) -> pd.DataFrame:

@@ -5,13 +5,14 @@
 >>> frames.explain_frame(ex), frames.explain_terms_frame(ex)          # doctest: +SKIP
 
 The service returns only each hit's final score. So for a client of the service the explanation runs
-the query as asked (the hits and the scores to explain, *returned*), the same text in ``queryMode``
-DENSE and SPARSE at the fused query's candidate depth (each side's ranks and scores, *returned*),
-fetches the hits' sparse vectors (the BM25 document weights, *returned*), and recomputes the fusion
-here with the local index's own code (:mod:`svckit.localindex.fusion`), giving ``recomputed`` next to
-``score``. The query's terms come from the same tokenizer the index uses; with IDF weighting the
-service does not say a term's IDF, so the query weights are NaN there. A :class:`LocalVector` is
-explained from the index itself (:func:`svckit.localindex.explain.explain`), IDF included.
+the query as asked, with the hits' vectors (the hits and the scores to explain, and the hits' sparse
+vectors, their BM25 document weights: *returned*), the same text in ``queryMode`` DENSE and SPARSE at
+the fused query's candidate depth (each side's ranks and scores, *returned*), all three in one batch
+request, one round trip, and recomputes the fusion here with the local index's own code
+(:mod:`svckit.localindex.fusion`), giving ``recomputed`` next to ``score``. The query's terms come
+from the same tokenizer the index uses; with IDF weighting the service does not say a term's IDF, so
+the query weights are NaN there. A :class:`LocalVector` is explained from the index itself
+(:func:`svckit.localindex.explain.explain`), IDF included.
 
 Needs the ``local`` extra (the tokenizer and the fusion code are the local index's); they are
 imported on first use, never when this module is imported.
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 #: what a service-side explanation says about where its numbers come from
 FROM_SERVICE = (
     "returned by the service: the hits and final scores, each side's ranks and scores "
-    "(DENSE / SPARSE queries), the hits' BM25 document weights (fetch); computed here: "
+    "(DENSE / SPARSE queries), the hits' BM25 document weights (their sparse vectors); computed here: "
     "the query's terms and the fusion"
 )
 
@@ -53,7 +54,8 @@ def explain_hits(
     """Explain each hit of ``client.query_data(text, **options)``: dense rank and score, sparse rank
     and score, the matched BM25 terms with their weights, and the fusion's arithmetic.
 
-    ``kind`` (dense / sparse / hybrid) saves an ``info`` request when known."""
+    ``kind`` (dense / sparse / hybrid) saves an ``info`` request when known: the explanation of a
+    service's hits is then one request."""
     from svckit.localindex import explain as core
     from svckit.localindex import fusion
 
@@ -73,37 +75,27 @@ def explain_hits(
         )
     mode = "DENSE" if kind == "dense" else "SPARSE" if kind == "sparse" else (opts.query_mode or "HYBRID")
     mode = str(mode)
-    plain: dict[str, Any] = {
-        "top_k": opts.top_k,
-        "filter": opts.filter,
-        "namespace": opts.namespace,
-        "weighting_strategy": opts.weighting_strategy,
-        "fusion_algorithm": opts.fusion_algorithm,
-        "query_mode": opts.query_mode,
-    }
-    final = [(h.id, h.score) for h in _one(client.query_data(text, **plain))]
     fused = kind == "hybrid" and mode == "HYBRID"
-    depth = fusion.candidate_depth(opts.top_k) if fused else opts.top_k
-
-    def side(side_mode: str) -> list[tuple[str, float]]:
-        hybrid_only: dict[str, Any] = {"query_mode": side_mode} if kind == "hybrid" else {}
-        return [
-            (h.id, h.score) for h in _one(client.query_data(text, **{**plain, "top_k": depth, **hybrid_only}))
-        ]
-
-    dense = side("DENSE") if mode in ("DENSE", "HYBRID") and kind != "sparse" else None
-    sparse_hits = side("SPARSE") if mode in ("SPARSE", "HYBRID") and kind != "dense" else None
-    weights: dict[str, dict[int, float]] = {}
-    if sparse_hits is not None and final:
-        for record in client.fetch(
-            [hid for hid, _ in final],
-            namespace=opts.namespace,
-            include_metadata=False,
-            include_vectors=True,
-            include_data=False,
-        ):
-            if record is not None and record.sparse_vector is not None:
-                weights[record.id] = dict(zip(record.sparse_vector.indices, record.sparse_vector.values))
+    dense_side = mode in ("DENSE", "HYBRID") and kind != "sparse"
+    sparse_side = mode in ("SPARSE", "HYBRID") and kind != "dense"
+    # One request: the query as asked, with the hits' vectors when their BM25 weights are wanted, and,
+    # when it fuses two sides, each side alone at the fused query's candidate depth. Unfused, the one
+    # side is the query itself.
+    asked: dict[str, Any] = {"data": text, "top_k": opts.top_k, "include_vectors": sparse_side}
+    if opts.query_mode is not None:
+        asked["query_mode"] = opts.query_mode
+    depth = fusion.candidate_depth(opts.top_k)
+    sides = [{"data": text, "top_k": depth, "query_mode": m} for m in ("DENSE", "SPARSE") if fused]
+    answers = _answers(client.query_data(
+        [asked, *sides], namespace=opts.namespace, filter=opts.filter,
+        weighting_strategy=opts.weighting_strategy, fusion_algorithm=opts.fusion_algorithm), 1 + len(sides))
+    hits = answers[0]
+    final = [(h.id, h.score) for h in hits]
+    side_hits = [[(h.id, h.score) for h in answer] for answer in answers[1:]] if fused else [final, final]
+    dense = side_hits[0] if dense_side else None
+    sparse_hits = side_hits[1] if sparse_side else None
+    weights = {h.id: dict(zip(h.sparse_vector.indices, h.sparse_vector.values))
+               for h in hits if h.sparse_vector is not None}
     weighting = opts.weighting_strategy.value if opts.weighting_strategy else None
     # the service does not return a term's IDF: with IDF weighting the query weights are unknown (NaN)
     qweights: dict[int, float] | None = {} if weighting == "IDF" else None
@@ -129,6 +121,6 @@ def explain_hits(
     )
 
 
-def _one(result: Any) -> list[Any]:
-    """The hits of one query (query_data answers one list for one text)."""
-    return list(result)
+def _answers(result: Any, queries: int) -> list[list[Any]]:
+    """One list of hits per query sent (query_data answers a single query with one flat list)."""
+    return [list(r) for r in result] if queries > 1 else [list(result)]

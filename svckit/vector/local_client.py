@@ -45,8 +45,8 @@ class VectorQueries(Protocol):
               include_metadata: bool = True, include_vectors: bool = False,
               include_data: bool = True) -> list[VectorRecord | None]: ...
 
-    def range(self, cursor: str = "", limit: int = 100, *, prefix: str | None = None, namespace: str = "",
-              include_metadata: bool = False, include_vectors: bool = False,
+    def range(self, cursor: str = "", limit: int | None = None, *, prefix: str | None = None,
+              namespace: str = "", include_metadata: bool = False, include_vectors: bool = False,
               include_data: bool = False) -> RangeResult: ...
 
     def list_namespaces(self) -> list[str]: ...

@@ -11,8 +11,9 @@ and its hits on one picture.
     pm.coords, pm.transform(query_vector)                # 2-D positions
 
 Sampling: at most :data:`MAP_CAP` vectors are fetched, drawn at random (fixed seed, so the map is
-stable) from the first :data:`SCAN_CAP` ids the namespace lists in id order (``range`` pages of
-:data:`ID_PAGE` ids, fetched :data:`FETCH_CHUNK` at a time). Small namespaces come back whole.
+stable) from the first :data:`SCAN_CAP` ids the namespace lists in id order. That is two round trips:
+one ``range`` page of up to :data:`SCAN_CAP` ids (ids alone are about 25 bytes each), then one fetch
+of the sample, whose batches the client sends side by side. Small namespaces come back whole.
 """
 
 from __future__ import annotations
@@ -29,31 +30,36 @@ from svckit.vector.local_client import VectorQueries
 
 MAP_CAP = 2_000  # at most this many vectors are fetched and projected on a map
 SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (listed without vectors)
-ID_PAGE = 1_000  # ids per range request while listing them
-FETCH_CHUNK = 500  # ids per fetch request
 
 
-def sample_records(client: VectorQueries, namespace: str, *, cap: int | None = None,
-                   scan: int | None = None) -> tuple[list[Any], int]:
-    """Up to ``cap`` (:data:`MAP_CAP`) records of a namespace with their vectors, a random sample (fixed
-    seed) of its first ``scan`` (:data:`SCAN_CAP`) ids in id order, and how many ids were listed."""
-    cap = MAP_CAP if cap is None else cap
+def list_ids(client: VectorQueries, namespace: str, scan: int | None = None) -> list[str]:
+    """The first ``scan`` (:data:`SCAN_CAP`) ids of a namespace in id order: one ``range`` request
+    where the service gives the whole page asked for."""
     scan = SCAN_CAP if scan is None else scan
     ids: list[str] = []
     cursor = ""
     while len(ids) < scan:
-        page = client.range(cursor, min(ID_PAGE, scan - len(ids)), namespace=namespace)
+        page = client.range(cursor, scan - len(ids), namespace=namespace)
         ids += [r.id for r in page.vectors]
         cursor = page.next_cursor
         if not cursor:
             break
+    return ids
+
+
+def sample_records(client: VectorQueries, namespace: str, *, cap: int | None = None,
+                   scan: int | None = None, ids: list[str] | None = None) -> tuple[list[Any], int]:
+    """Up to ``cap`` (:data:`MAP_CAP`) records of a namespace with their vectors, a random sample (fixed
+    seed) of its first ``scan`` (:data:`SCAN_CAP`) ids in id order, and how many ids were listed.
+    ``ids``: that listing, when the caller has read it already (beside other requests)."""
+    cap = MAP_CAP if cap is None else cap
+    ids = list_ids(client, namespace, scan) if ids is None else ids
     # a seeded random sample: an even stride would alias with ids that cycle through groups
     chosen = ids if len(ids) <= cap else sorted(random.Random(0).sample(ids, cap))
-    out: list[Any] = []
-    for start in range(0, len(chosen), FETCH_CHUNK):
-        out += [r for r in client.fetch(chosen[start:start + FETCH_CHUNK], namespace=namespace,
-                                        include_vectors=True) if r is not None]
-    return out, len(ids)
+    if not chosen:
+        return [], 0
+    records = client.fetch(chosen, namespace=namespace, include_vectors=True)
+    return [r for r in records if r is not None], len(ids)
 
 
 def flat_metadata(record: Any) -> dict[str, Any]:
@@ -98,10 +104,12 @@ def fit_projection(ids: Sequence[str], matrix: Any, metadata: pd.DataFrame | Non
                          {i: k for k, i in enumerate(ids_arr)})
 
 
-def map_namespace(client: VectorQueries, namespace: str, *, where: str = "") -> ProjectionMap:
-    """The map of a namespace from a sample of its records (:func:`sample_records`); ``source`` says
-    where the vectors came from (``where``) and how many were sampled of how many listed."""
-    records, listed = sample_records(client, namespace)
+def map_namespace(client: VectorQueries, namespace: str, *, where: str = "",
+                  ids: list[str] | None = None) -> ProjectionMap:
+    """The map of a namespace from a sample of its records (:func:`sample_records`, of ``ids`` when
+    given); ``source`` says where the vectors came from (``where``) and how many were sampled of how
+    many listed."""
+    records, listed = sample_records(client, namespace, ids=ids)
     records = [r for r in records if r.vector]
     ids = [r.id for r in records]
     matrix = np.asarray([r.vector for r in records], dtype=np.float32).reshape(len(ids), -1 if ids else 0)
@@ -112,5 +120,5 @@ def map_namespace(client: VectorQueries, namespace: str, *, where: str = "") -> 
     return pm
 
 
-__all__ = ["FETCH_CHUNK", "ID_PAGE", "MAP_CAP", "SCAN_CAP", "ProjectionMap", "fit_projection", "flat_metadata",
+__all__ = ["MAP_CAP", "SCAN_CAP", "ProjectionMap", "fit_projection", "flat_metadata", "list_ids",
            "map_namespace", "sample_records"]

@@ -316,3 +316,26 @@ async def test_async_scan_describe_and_pages(akv: AsyncKV[str]) -> None:
             break
         cursor = page.next_cursor
     assert items == [f"e{i:03}" for i in range(N)]
+
+
+def test_the_element_iterators_walk_a_value_a_thousand_at_a_time(
+        kv: KV[str], counted: tuple[KV[str], CountingTransport]) -> None:
+    kv.hset("h", mapping={f"f{i}": str(i) for i in range(2500)})
+    kv.sadd("s", *(f"m{i}" for i in range(2500)))
+    kv.zadd("z", {f"z{i}": float(i) for i in range(2500)})
+    client, transport = counted
+    assert dict(client.hscan_iter("h")) == {f"f{i}": str(i) for i in range(2500)}
+    assert set(client.sscan_iter("s")) == {f"m{i}" for i in range(2500)}
+    assert dict(client.zscan_iter("z", match="z1*")) == {f"z{i}": float(i) for i in range(2500)
+                                                          if str(i).startswith("1")}
+    # COUNT 1000 a call, not Redis's 10: a handful of requests, not 750
+    assert len(transport.requests) <= 12
+
+
+async def test_the_async_element_iterators(akv: AsyncKV[str]) -> None:
+    await akv.hset("h", mapping={"a": "1", "b": "2"})
+    await akv.sadd("s", "x", "y")
+    await akv.zadd("z", {"p": 1.0})
+    assert dict([pair async for pair in akv.hscan_iter("h")]) == {"a": "1", "b": "2"}
+    assert {m async for m in akv.sscan_iter("s")} == {"x", "y"}
+    assert [pair async for pair in akv.zscan_iter("z")] == [("p", 1.0)]

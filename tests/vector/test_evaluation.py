@@ -118,12 +118,16 @@ def test_evaluate_equals_the_hand_computation_per_query_and_per_configuration():
     assert summary.loc["hybrid DBSF"].tolist()[1:] == [0.0, 0.0, 0.0]  # nothing returned
     # reversed rankings: q1 a at 3 -> RR 1/3; q2 a at 2 -> 1/2; q3 0; q4 d at 3, b at 1 -> 1
     assert summary.loc["hybrid RRF", "MRR"] == pytest.approx((1 / 3 + 1 / 2 + 0 + 1) / 4)
-    # what was sent: each configuration's options, the texts as one batch, top_k = k
+    # what was sent: each configuration's options, the texts as one batch, top_k = k (the four
+    # requests go side by side, so in any order)
     sent = [(c["query_mode"], c["fusion"], c["data"], c["top_k"]) for c in client.calls]
-    assert sent == [
-        (m, f, ["q1", "q2", "q3", "q4"], 3)
-        for m, f in [("DENSE", None), ("SPARSE", None), ("HYBRID", "RRF"), ("HYBRID", "DBSF")]
-    ]
+    assert sorted(sent, key=str) == sorted(
+        [
+            (m, f, ["q1", "q2", "q3", "q4"], 3)
+            for m, f in [("DENSE", None), ("SPARSE", None), ("HYBRID", "RRF"), ("HYBRID", "DBSF")]
+        ],
+        key=str,
+    )
 
 
 def test_configurations_follow_the_index_kind_and_bad_input_is_refused():
@@ -142,7 +146,7 @@ def test_configurations_follow_the_index_kind_and_bad_input_is_refused():
     ]
 
 
-def test_cancel_stops_between_batches_and_keeps_the_rows_done():
+def test_cancel_stops_the_batches_not_sent_and_keeps_the_rows_done():
     labelled = pd.DataFrame(
         {
             "query": [f"q{1 + n % 4}" for n in range(BATCH + 5)],
@@ -156,9 +160,13 @@ def test_cancel_stops_between_batches_and_keeps_the_rows_done():
         steps.append((p.phase, p.done, p.total, p.unit))
         cancel.set()  # the user pressed Cancel during the first batch
 
-    per_query = evaluate(FixedRankings(), labelled, k=3, kind="hybrid", cancel=cancel, progress=step)
-    assert steps == [("evaluate", 1, 8, "batches")]  # 2 batches x 4 configurations planned, 1 done
-    assert len(per_query) == BATCH and per_query.attrs["cancelled"] is True
+    # one batch at a time, so the cancel lands before the second is sent: one batch per
+    # configuration planned (25 queries, under MAX_BATCH), one done
+    per_query = evaluate(
+        FixedRankings(), labelled, k=3, kind="hybrid", cancel=cancel, progress=step, in_flight=1
+    )
+    assert steps == [("evaluate", 1, 4, "batches")]
+    assert len(per_query) == BATCH + 5 and per_query.attrs["cancelled"] is True
 
 
 def test_the_demo_labelled_set_is_built_from_the_demo_corpus():

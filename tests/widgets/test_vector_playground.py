@@ -275,11 +275,15 @@ def test_the_demo_labelled_set_on_a_local_corpus_without_its_ids_says_so(playgro
 def test_cancel_stops_a_running_evaluation_in_its_thread(local_corpus):
     import threading
 
-    entered, release = threading.Event(), threading.Event()
+    from svckit._inflight import DEFAULT_IN_FLIGHT
+
+    inside, all_in, release = [], threading.Event(), threading.Event()
 
     class Slow(RecordingVector):
         def query_data(self, data, **kw):
-            entered.set()
+            inside.append(data)
+            if len(inside) == DEFAULT_IN_FLIGHT:
+                all_in.set()
             release.wait(30)
             return super().query_data(data, **kw)
 
@@ -287,12 +291,12 @@ def test_cancel_stops_a_running_evaluation_in_its_thread(local_corpus):
             return super().info().model_copy(update={"index_type": "DENSE"})
 
     w = VectorPlayground({"dense": Slow()}, corpus=local_corpus, index_kind="dense", autorun=False)
-    w.add_labelled_set("twenty-five", pd.DataFrame({"query": [f"q{n}" for n in range(25)],
-                                                    "relevant": [["doc-7"]] * 25}))
-    thread = w.start_evaluation()
-    assert entered.wait(30) and w.eval_running and not w.w_eval_cancel.disabled
+    w.add_labelled_set("a thousand", pd.DataFrame({"query": [f"q{n}" for n in range(1000)],
+                                                   "relevant": [["doc-7"]] * 1000}))
+    thread = w.start_evaluation()  # ten batches of 100: eight in flight, two waiting
+    assert all_in.wait(30) and w.eval_running and not w.w_eval_cancel.disabled
     w.w_eval_cancel.click()
     release.set()
     thread.join(30)
-    assert not w.eval_running and "cancelled after 20 query runs" in w.w_eval_status.value
-    assert w.eval_done == 1 and w.eval_total == 2 and len(w.eval_per_query) == 20
+    assert not w.eval_running and "cancelled after 800 query runs" in w.w_eval_status.value
+    assert w.eval_done == 8 and w.eval_total == 10 and len(w.eval_per_query) == 800

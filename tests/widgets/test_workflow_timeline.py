@@ -45,7 +45,7 @@ def test_loads_every_page_by_cursor_with_progress(queue):
     w = timeline(queue)
     assert w.run_count == 28 and w.pages_loaded == 3
     assert [c[1].get("cursor") for c in queue.calls] == [None, "10", "20"]
-    assert w.w_progress.value == 28 and "28 runs, 3 page(s)" in w.w_progress_label.value
+    assert w.w_progress.value == 28 and w.w_progress_label.value == "28 runs · 3 round trips"
     drawn = {t.name: len(t.customdata) for t in w.gantt.data if isinstance(t, go.Bar)}
     assert drawn == {"RUN_STARTED": 7, "RUN_SUCCESS": 7, "RUN_FAILED": 7, "RUN_CANCELED": 7}
 

@@ -1,9 +1,15 @@
 """The Browse tab: whatever an index holds, however it was filled: its namespaces with their counts,
-a namespace page by page (``range``), its map (a sample of its vectors), and any record in full."""
+a namespace page by page (``range``), its map (a sample of its vectors), and any record in full.
+
+Far from the service each request is a round trip, so what does not depend on another answer goes
+side by side: showing an index is ``info`` (the namespaces and their counts), the first page and the
+ids its map samples at once, then the sample's vectors; a page is one request."""
 
 from __future__ import annotations
 
+import functools
 import html
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
@@ -12,7 +18,9 @@ import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
+from svckit._inflight import InFlight
 from svckit.errors import SvcError
+from svckit.vector.projection import list_ids
 from svckit.widgets._chart import Chart
 from svckit.widgets._common import Quiet, frame_html, message_html, muted_html
 from svckit.widgets._plots import empty_figure, projection_figure
@@ -74,44 +82,64 @@ class BrowseTab(BrowseState, W.VBox):
     def list_namespaces(self) -> list[str]:
         """The selected index's namespaces (the default one is "")."""
         names = list(self.session.client().list_namespaces())
-        with self._quiet:
-            self.namespace_names = names
-            self.w_browse_ns.options = [(n or "(default)", n) for n in names]
-            if self.browse_namespace not in names:
-                self.browse_namespace = names[0] if names else ""
+        self._show_names(names, self.browse_namespace)
         return names
 
     def browse(self, namespace: str | None = None) -> pd.DataFrame:
         """Show the selected index as it is: its namespaces with their counts, the first page of a
-        namespace and its map. Returns the page as :func:`svckit.frames.records_frame`."""
+        namespace and its map (see the module: two round trips). Returns the page as
+        :func:`svckit.frames.records_frame`."""
         kind = self.session.kind
+        wanted = self.browse_namespace if namespace is None else namespace
         try:
-            names = self.list_namespaces()
-            if namespace is not None:
-                if namespace not in names:
-                    raise LookupError(f"the {kind} index has no namespace {namespace!r}")
-                with self._quiet:
-                    self.browse_namespace = namespace
-            counts = frames.namespaces_frame(self.session.client().info())
+            info, page, ids = self._read(wanted, describe=True)
+            names = list(info.namespaces)
+            if namespace is not None and namespace not in names:
+                raise LookupError(f"the {kind} index has no namespace {namespace!r}")
+            self._show_names(names, wanted)
+            if self.browse_namespace != wanted:  # the namespace shown before is gone: the first one
+                _, page, ids = self._read(self.browse_namespace, describe=False)
+            counts = frames.namespaces_frame(info)
             counts["namespace"] = counts["namespace"].replace("", "(default)")
             self.w_browse_info.value = (f"<div><b>{html.escape(kind)}</b> index ({self.session.where()}): "
                                         f"{int(counts['vector_count'].sum()):,} vectors in {len(counts)} "
                                         f"namespace(s)</div>{frame_html(counts)}")
-            self.browse_count, self.browse_cursor = 0, ""
-            page = self._load_page("")
-            self.map_index()
+            self.browse_count = 0
+            shown = self._show_page(page)
+            self.map_index(ids)
         except (SvcError, LookupError) as exc:
             self.w_browse_info.value = message_html(f"browse failed: {exc}", "error")
             return frames.records_frame([])
-        return page
+        return shown
 
     def next_page(self) -> pd.DataFrame:
         """The next page of the namespace (after the rows shown); empty once the end was reached."""
         return self._load_page(self.browse_cursor) if self.browse_cursor else frames.records_frame([])
 
+    def _show_names(self, names: list[str], wanted: str) -> None:
+        with self._quiet:
+            self.namespace_names = names
+            self.w_browse_ns.options = [(n or "(default)", n) for n in names]
+            self.browse_namespace = wanted if wanted in names else (names[0] if names else "")
+
+    def _read(self, namespace: str, *, describe: bool) -> tuple[Any, Any, list[str] | None]:
+        """``info`` (when ``describe``), the first page of ``namespace`` and, while its map is still to
+        be drawn, the ids the map samples: requests that do not depend on each other, side by side."""
+        client, kind = self.session.client(), self.session.kind
+        wants_map = kind != "sparse" and not self.session.has_projection(kind, namespace)
+        info, page, ids = _side_by_side(
+            client.info if describe else None,
+            functools.partial(client.range, "", BROWSE_PAGE, namespace=namespace, include_metadata=True,
+                              include_data=True),
+            functools.partial(list_ids, client, namespace) if wants_map else None)
+        return info, page, ids
+
     def _load_page(self, cursor: str) -> pd.DataFrame:
         page = self.session.client().range(cursor, BROWSE_PAGE, namespace=self.browse_namespace,
                                            include_metadata=True, include_data=True)
+        return self._show_page(page)
+
+    def _show_page(self, page: Any) -> pd.DataFrame:
         records, self.browse_cursor = page.vectors, page.next_cursor
         first = self.browse_count + 1
         self.browse_count += len(records)
@@ -126,14 +154,14 @@ class BrowseTab(BrowseState, W.VBox):
         self.w_browse_next.disabled = not self.browse_cursor
         return self.browse_records
 
-    def map_index(self) -> go.Figure | None:
-        """The map of the browsed namespace, coloured by a metadata field. None for a sparse index
-        (no dense vectors)."""
+    def map_index(self, ids: list[str] | None = None) -> go.Figure | None:
+        """The map of the browsed namespace, coloured by a metadata field (``ids``: the namespace's,
+        when listed already). None for a sparse index (no dense vectors)."""
         if self.session.kind == "sparse":
             self.map_count = 0
             self.browse_fig.show(empty_figure("Map", "a sparse index has no dense vectors to map"))
             return None
-        pm = self.session.projection(self.session.kind, self.browse_namespace)
+        pm = self.session.projection(self.session.kind, self.browse_namespace, ids)
         fields = pm.fields()
         with self._quiet:
             self.w_browse_color.options = ["none", *fields]
@@ -169,6 +197,18 @@ class BrowseTab(BrowseState, W.VBox):
 
     def _on_namespace(self, _change: Any) -> None:
         if not self._quiet:
-            self.browse_count, self.browse_cursor = 0, ""
-            self._load_page("")
-            self.map_index()
+            _, page, ids = self._read(self.browse_namespace, describe=False)
+            self.browse_count = 0
+            self._show_page(page)
+            self.map_index(ids)
+
+
+def _side_by_side(*calls: Callable[[], Any] | None) -> list[Any]:
+    """Each call's answer (None where the call is None), the calls made side by side: one round trip."""
+    made = [call for call in calls if call is not None]
+    answers: list[Any] = []
+    with InFlight(max(len(made), 1)) as flight:
+        for call in made:
+            flight.submit(call, then=answers.append)
+    given = iter(answers)
+    return [None if call is None else next(given) for call in calls]

@@ -30,7 +30,7 @@ class EvaluateState(T.HasTraits):
     eval_k = T.Int(10)
     labelled_name = T.Unicode(DEMO_SET)
     eval_running = T.Bool(False)
-    eval_done = T.Int(0)  # batches done
+    eval_done = T.Int(0)  # batches answered
     eval_total = T.Int(0)
     eval_status = T.Unicode("")
 
@@ -88,7 +88,7 @@ class EvaluateTab(EvaluateState, W.VBox):
         self.w_eval_status.value = message_html(text, kind)
 
     def start_evaluation(self) -> threading.Thread | None:
-        """Evaluate in the background (Cancel stops it between batches); the frames land in
+        """Evaluate in the background (Cancel stops the batches not sent yet); the frames land in
         ``eval_per_query`` / ``eval_summary``. Returns the job's thread (None when nothing runs)."""
         if self.eval_running:
             return self.job.thread
@@ -130,7 +130,8 @@ class EvaluateTab(EvaluateState, W.VBox):
         return self.eval_summary
 
     def cancel_evaluation(self) -> None:
-        """Stop a running evaluation after its current batch (the rows done so far are shown)."""
+        """Stop a running evaluation: the batches in flight finish (their rows are shown), the others
+        are not sent."""
         self.job.cancel()
 
     def _show(self, per_query: pd.DataFrame, kind: str, where: str, labelled: pd.DataFrame, k: int) -> None:

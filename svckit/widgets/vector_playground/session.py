@@ -42,12 +42,16 @@ class Session:
     def run(self, kind: str, texts: Sequence[str], options: QueryOptions) -> list[list[Any]]:
         return self.router.query(kind, texts, options)
 
-    def projection(self, kind: str, namespace: str) -> ProjectionMap:
-        """The map of ``kind``'s ``namespace``, fitted on first use and kept (fitting is not free)."""
+    def projection(self, kind: str, namespace: str, ids: list[str] | None = None) -> ProjectionMap:
+        """The map of ``kind``'s ``namespace``, fitted on first use and kept (fitting is not free);
+        ``ids``: the namespace's ids, when they were listed beside other requests."""
         key = (kind, namespace)
         if key not in self._maps:
-            self._maps[key] = map_namespace(self.client(kind), namespace, where=self.where(kind))
+            self._maps[key] = map_namespace(self.client(kind), namespace, where=self.where(kind), ids=ids)
         return self._maps[key]
+
+    def has_projection(self, kind: str, namespace: str) -> bool:
+        return (kind, namespace) in self._maps
 
     def embed_query(self) -> np.ndarray:
         """The query's dense vector, embedded in this kernel with the packaged model (the service does

@@ -15,6 +15,7 @@ from svckit import frames
 from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
+from svckit.queue.protocol import MAX_DLQ_COUNT
 from svckit.widgets._common import ConfirmBar, message_html
 
 #: what the panel can do to the ticked entries, and the past tense its messages use
@@ -68,7 +69,8 @@ class DlqPanel(W.VBox):
         self.dlq_confirm_box.layout.observe(self._on_confirm_shown, names="display")
 
     def iter_dlq(self) -> Iterator[Any]:
-        return paginate(lambda cursor: self.queue.dlq(cursor=cursor), "messages")
+        """Every DLQ entry, in pages of the most the service takes: one round trip per 100 entries."""
+        return paginate(lambda cursor: self.queue.dlq(cursor=cursor, count=MAX_DLQ_COUNT), "messages")
 
     def load_dlq(self) -> pd.DataFrame:
         """Fetch every DLQ entry (page by page) into the list; ticked entries that are still there stay
