@@ -23,17 +23,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Self, TypeVar
 
-__all__ = ["DEFAULT_IN_FLIGHT", "InFlight", "agather"]
+__all__ = ["DEFAULT_IN_FLIGHT", "InFlight", "agather", "batches"]
 
 T = TypeVar("T")
 
 #: requests a job keeps in flight beside its chain: enough to hide a round trip of 20-100 ms behind
 #: the chain's own, few enough not to crowd the service or the connection pool (100 connections)
 DEFAULT_IN_FLIGHT = 8
+
+
+def batches(items: Sequence[T], size: int) -> list[Sequence[T]]:
+    """``items`` cut into batches of ``size`` (the last one shorter), one request each."""
+    return [items[start:start + size] for start in range(0, len(items), size)]
 
 
 class InFlight:

@@ -55,12 +55,13 @@ class Progress:
         count = f"{self.done:,} of {self.total:,}{unit}" if self.total is not None else f"{self.done:,}{unit}"
         return f"{self.phase}: {count}" + "".join(f" · {part}" for part in self.notes())
 
-    def notes(self) -> list[str]:
-        """What a bar shows beside its count: the note, the round trips, the time left."""
+    def notes(self, *, time_left: bool = True) -> list[str]:
+        """What a bar shows beside its count: the note, the round trips, the time left (unless
+        ``time_left=False``: a tqdm bar draws its own)."""
         parts = [self.note] if self.note else []
         if self.round_trips is not None:
             parts.append(f"{self.round_trips:,} round trip{'' if self.round_trips == 1 else 's'}")
-        if self.eta is not None:
+        if self.eta is not None and time_left:
             parts.append(f"{_seconds(self.eta)} left")
         return parts
 
@@ -129,11 +130,7 @@ class Reporter:
         if step.total is not None and self._bar.total != step.total:
             self._bar.total = step.total
         self._bar.n = step.done
-        # tqdm draws its own time left; the note and the round trips go beside the count
-        notes = [step.note] if step.note else []
-        if step.round_trips is not None:
-            notes.append(f"{step.round_trips:,} round trips")
-        if notes:
+        if notes := step.notes(time_left=False):
             self._bar.set_postfix_str(" · ".join(notes), refresh=False)
         self._bar.refresh()
 

@@ -53,12 +53,12 @@ import heapq
 import math
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from svckit._inflight import InFlight
+from svckit._inflight import InFlight, batches
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import Cancelled, InvalidArgument
 from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
@@ -392,11 +392,6 @@ def _text(key: Any) -> str:
     return key.decode("utf-8", "backslashreplace") if isinstance(key, bytes) else str(key)
 
 
-def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10_000, delimiter: str = ":",
                      depth: int = 2, top: int = 10, big_value_bytes: int = DEFAULT_BIG_VALUE_BYTES,
                      big_length: int = DEFAULT_BIG_LENGTH, seed: int = 0, batch: int = DESCRIBE_BATCH,
@@ -427,7 +422,7 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
                           progress=progress, dedupe=False, keep=False)
         with closing(steps):
             for _, keys in steps:
-                for chunk in _chunks(core.add_names(keys), batch):
+                for chunk in batches(core.add_names(keys), batch):
                     if is_cancelled(cancel):
                         raise cancelled
                     beside.submit(describe_keys, kv, chunk, then=core.add_infos)
@@ -443,7 +438,7 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
             described, requests = described + len(infos), requests + 1
             report("describe", described, len(todo), unit="keys", round_trips=requests)
 
-        for chunk in _chunks(todo, batch):
+        for chunk in batches(todo, batch):
             if is_cancelled(cancel):
                 raise cancelled
             beside.submit(describe_keys, kv, chunk, then=took)

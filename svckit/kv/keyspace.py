@@ -35,7 +35,7 @@ from contextlib import aclosing, closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from svckit._inflight import InFlight, agather
+from svckit._inflight import InFlight, agather, batches
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit.errors import InvalidArgument, SvcError
 from svckit.kv.protocol import Arg
@@ -353,8 +353,8 @@ def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> 
         return _describe(kv, keys, lengths) if keys else []
     infos: list[KeyInfo] = []
     with InFlight() as beside:
-        for start in range(0, len(keys), DESCRIBE_BATCH):
-            beside.submit(_describe, kv, keys[start:start + DESCRIBE_BATCH], lengths, then=infos.extend)
+        for batch in batches(keys, DESCRIBE_BATCH):
+            beside.submit(_describe, kv, batch, lengths, then=infos.extend)
     return infos
 
 
@@ -378,8 +378,7 @@ async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> li
 
 async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
     """:func:`describe_keys` for :class:`~svckit.kv.AsyncKV` (its batches side by side: ``agather``)."""
-    batches = [keys[start:start + DESCRIBE_BATCH] for start in range(0, len(keys), DESCRIBE_BATCH)]
-    described = await agather(_adescribe(kv, batch, lengths) for batch in batches)
+    described = await agather(_adescribe(kv, batch, lengths) for batch in batches(keys, DESCRIBE_BATCH))
     return [info for infos in described for info in infos]
 
 

@@ -206,7 +206,7 @@ class Vector(_Base, ClientShell):
         """Stored vectors by id, in order (``None`` where an id does not exist), or every vector whose
         id starts with ``prefix``. Many ids go as batches, ``in_flight`` of them side by side, so
         10,000 ids take one round trip, and the service encodes one batch while this decodes another."""
-        def one(batch: str | list[str] | None) -> list[VectorRecord | None]:
+        def one(batch: str | Sequence[str] | None) -> list[VectorRecord | None]:
             request = p.build_fetch(batch, namespace, prefix=prefix, include_metadata=include_metadata,
                                     include_vectors=include_vectors, include_data=include_data)
             return self._read(request, "fetch", p.decode_fetch)
@@ -345,7 +345,7 @@ class AsyncVector(_Base, AsyncClientShell):
                     namespace: str = "", include_metadata: bool = True, include_vectors: bool = False,
                     include_data: bool = True,
                     in_flight: int = DEFAULT_IN_FLIGHT) -> list[VectorRecord | None]:
-        async def one(batch: str | list[str] | None) -> list[VectorRecord | None]:
+        async def one(batch: str | Sequence[str] | None) -> list[VectorRecord | None]:
             request = p.build_fetch(batch, namespace, prefix=prefix, include_metadata=include_metadata,
                                     include_vectors=include_vectors, include_data=include_data)
             return await self._read(request, "fetch", p.decode_fetch)

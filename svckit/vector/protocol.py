@@ -13,6 +13,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from svckit._http import ApiRequest, decode_json_reply
+from svckit._inflight import batches
 from svckit.errors import EmbeddingModelRequired, InvalidArgument, ProtocolError, UnprocessableEntity
 from svckit.vector.models import (
     FusionAlgorithm,
@@ -276,7 +277,7 @@ def wave_size(n: int, in_flight: int, least: int, most: int) -> int:
 
 
 def fetch_batches(ids: str | Sequence[str] | None, in_flight: int,
-                  include_vectors: bool) -> list[str | list[str] | None]:
+                  include_vectors: bool) -> list[str | Sequence[str] | None]:
     """The ids of a fetch as the batches it sends side by side (:func:`wave_size`); a single id or a
     prefix fetch (``ids`` None) is one request."""
     if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
@@ -285,7 +286,8 @@ def fetch_batches(ids: str | Sequence[str] | None, in_flight: int,
         return [ids]
     listed = list(ids)
     size = wave_size(len(listed), in_flight, FETCH_BATCH_LEAST, page_records(include_vectors))
-    return [listed[start:start + size] for start in range(0, len(listed), size)] or [listed]
+    sent: list[str | Sequence[str] | None] = [*batches(listed, size)]
+    return sent or [listed]  # no ids: one request, as before
 
 
 def build_fetch(ids: str | Sequence[str] | None = None, namespace: str = "", *, prefix: str | None = None,
