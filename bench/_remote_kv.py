@@ -31,14 +31,19 @@ def _shop(ctx: Ctx) -> None:
     _mset(ctx.connect_direct().kv, "shop:", SHOP)
 
 
-def _chain(kv: Any, match: str, count: int) -> int:
-    """SCAN calls a walk of ``match`` at ``count`` takes: the sequential floor of any job built on it."""
+def _chain(call: Any) -> int:
+    """Calls a cursor walk takes (``call(cursor)`` returns the next cursor and a page): the
+    sequential floor of any job built on it."""
     cursor, calls = 0, 0
     while True:
-        cursor, _ = kv.scan(cursor, match=match, count=count)
+        cursor, _ = call(cursor)
         calls += 1
         if int(cursor) == 0:
             return calls
+
+
+def _scan_chain(kv: Any, match: str, count: int) -> int:
+    return _chain(lambda cursor: kv.scan(cursor, match=match, count=count))
 
 
 def seed(ctx: Ctx) -> None:
@@ -48,14 +53,9 @@ def seed(ctx: Ctx) -> None:
     _mset(kv, "other:", OTHER - 1)
     for start in range(0, HASH_FIELDS, 10_000):
         kv.hset("big:hash", mapping={f"f{i}": f"v{i}" for i in range(start, start + 10_000)})
-    cursor, calls = 0, 0
-    while True:
-        cursor, _ = kv.hscan("big:hash", cursor, count=PAGE)
-        calls += 1
-        if int(cursor) == 0:
-            break
-    ctx.data["kv"] = {"shop": _chain(kv, "shop:*", PAGE), "all": _chain(kv, "*", PAGE),
-                      "all5000": _chain(kv, "*", 5000), "hash": calls}
+    ctx.data["kv"] = {"shop": _scan_chain(kv, "shop:*", PAGE), "all": _scan_chain(kv, "*", PAGE),
+                      "all5000": _scan_chain(kv, "*", 5000),
+                      "hash": _chain(lambda cursor: kv.hscan("big:hash", cursor, count=PAGE))}
 
 
 def _redis(ctx: Ctx) -> Any:
@@ -112,7 +112,7 @@ def explorer_ours(ctx: Ctx) -> None:
 def explorer_peer(ctx: Ctx) -> None:
     r = _redis(ctx)
     assert r.dbsize() == SHOP + OTHER
-    cursor, keys = 0, []
+    cursor, keys = 0, list[str]()
     while len(keys) < 25:
         cursor, batch = r.scan(cursor, match="shop:*", count=PAGE)
         keys += batch
@@ -190,7 +190,8 @@ def expire_peer(ctx: Ctx) -> None:
 
 
 def export_ours(ctx: Ctx) -> None:
-    assert len(bulk_export(ctx.connect().kv, "shop:*", format="frame", progress=False).frame) == SHOP
+    frame = bulk_export(ctx.connect().kv, "shop:*", format="frame", progress=False).frame
+    assert frame is not None and len(frame) == SHOP
 
 
 def export_peer(ctx: Ctx) -> None:

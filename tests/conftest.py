@@ -24,6 +24,8 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -109,6 +111,25 @@ VECTOR_CORPUS = [
 #: the demo corpus size of ``demo_sandbox``: small, so the sandbox's own embedding stays short
 DEMO_CORPUS = 40
 VECTOR_KINDS = ("dense", "sparse", "hybrid")
+
+
+def cli_sandbox(*args: str, stderr: int = subprocess.DEVNULL, **env: str) -> subprocess.Popen[str]:
+    """``svckit sandbox --port 0 ARGS`` in a child process, its stdout unbuffered text (``env``: more
+    environment variables); read its NAME=value lines with :func:`lines_until`."""
+    return subprocess.Popen([sys.executable, "-m", "svckit.cli", "sandbox", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=stderr, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", **env})
+
+
+def lines_until(proc: subprocess.Popen[str], prefix: str) -> list[str]:
+    """The child's stdout lines, up to and with the first that starts with ``prefix``."""
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith(prefix):
+            break
+    return lines
 
 
 def start_sandbox(data_dir: Any = None, **options: Any) -> Sandbox:

@@ -20,12 +20,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import signal
 import socket
 import subprocess
-import sys
 import traceback
 import uuid
 from pathlib import Path
@@ -44,7 +42,7 @@ from svckit.queue import AsyncQueue, Queue
 from svckit.sandbox import Sandbox
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.vector import AsyncVector, Vector
-from tests.conftest import start_sandbox, wait_vector_seeded
+from tests.conftest import cli_sandbox, lines_until, start_sandbox, wait_vector_seeded
 from tests.reliability.conftest import DEMO_LIMIT, kv_backend
 
 SVC_LINE = re.compile(r"^SVC_[A-Z_]+=\S*$")
@@ -277,17 +275,11 @@ def test_no_secret_in_reprs_errors_logs_output_or_widgets(demo, capfd, caplog):
 
 def test_no_secret_in_the_cli_stderr_or_non_svc_stdout(tmp_path):
     """``svckit sandbox``: only its SVC_* stdout lines may carry secrets."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "svckit.cli", "sandbox", "--port", "0", "--data-dir", str(tmp_path),
-                             "--seed", "demo", "--backend", kv_backend()],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = cli_sandbox("--data-dir", str(tmp_path), "--seed", "demo", "--backend", kv_backend(),
+                       stderr=subprocess.PIPE, HF_HUB_OFFLINE="1")
     lines: list[str] = []
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.startswith("SVC_QUEUE_TOKEN="):
-                break
+        lines = [line.rstrip("\n") for line in lines_until(proc, "SVC_QUEUE_TOKEN=")]
         values = dict(line.split("=", 1) for line in lines if SVC_LINE.match(line))
         assert "SVC_KV_TOKEN" in values, lines
         # use it a little, including failures, so the server has something to log

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import signal
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ import pytest
 from svckit.config import Settings
 from svckit.sandbox import Sandbox
 from svckit.sandbox.server import exposure_warning
-from tests.conftest import basic, require_binary, running
+from tests.conftest import basic, cli_sandbox, lines_until, require_binary, running
 
 URL = "https://app.example.com/api/workflows/private"
 
@@ -124,15 +122,9 @@ def test_a_sandbox_leaves_the_process_umask_alone(tmp_path):
 def test_svckit_sandbox_on_the_command_line_keeps_everything_private(tmp_path):
     require_binary("redis-server")
     data = tmp_path / "data"
-    proc = subprocess.Popen([sys.executable, "-m", "svckit.cli", "sandbox", "--port", "0", "--data-dir", str(data),
-                             "--backend", "redis"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = cli_sandbox("--data-dir", str(data), "--backend", "redis")
     try:
-        lines = []
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if line.startswith("SVC_QUEUE_TOKEN="):
-                break
+        lines = lines_until(proc, "SVC_QUEUE_TOKEN=")
         settings = Settings.from_lines(lines)
         write_in_every_area(settings, settings.kv_url.removesuffix("/kv"))
         assert not_private(data) == {}  # the vector index and redis files too: umask 077

@@ -16,7 +16,6 @@ import socket
 import ssl
 import stat
 import subprocess
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +33,7 @@ from svckit.kv import KV, AsyncKV
 from svckit.queue import Queue
 from svckit.sandbox import Sandbox
 from svckit.vector import Vector
-from tests.conftest import running
+from tests.conftest import cli_sandbox, lines_until, running
 
 #: the dense index's dimension (the packaged all-MiniLM-L6-v2)
 DIMENSION = 384
@@ -259,16 +258,9 @@ def test_a_ca_bundle_that_cannot_be_loaded_is_named(sb: Sandbox, ca: str, tmp_pa
 # -- the command line -----------------------------------------------------------------------------
 def test_svckit_sandbox_tls_prints_its_ca_file_and_https_urls(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    command = ["sandbox", "--tls", "--port", "0", "--data-dir", str(data), "--areas", "kv",
-               "--backend", "fakeredis"]
-    proc = subprocess.Popen([sys.executable, "-m", "svckit.cli", *command], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = cli_sandbox("--tls", "--data-dir", str(data), "--areas", "kv", "--backend", "fakeredis")
     try:
-        lines = []
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if line.startswith("SVC_KV_READONLY_TOKEN="):
-                break
+        lines = lines_until(proc, "SVC_KV_READONLY_TOKEN=")
         settings = Settings.from_lines(lines)
         assert lines[0] == f"SVC_CA_FILE={data.resolve() / 'ca.pem'}\n"
         assert settings.kv_url and settings.kv_url.startswith("https://127.0.0.1:")
