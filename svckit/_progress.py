@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from svckit._units import duration_text
+
 __all__ = ["Cancel", "Progress", "ProgressArg", "ProgressHook", "Reporter", "is_cancelled"]
 
 
@@ -62,14 +64,8 @@ class Progress:
         if self.round_trips is not None:
             parts.append(f"{self.round_trips:,} round trip{'' if self.round_trips == 1 else 's'}")
         if self.eta is not None and time_left:
-            parts.append(f"{_seconds(self.eta)} left")
+            parts.append(f"{duration_text(max(self.eta, 0.0))} left")
         return parts
-
-
-def _seconds(seconds: float) -> str:
-    """``"4 s"``, ``"2 min 5 s"``: how long, to the second."""
-    whole = max(0, round(seconds))
-    return f"{whole} s" if whole < 60 else f"{whole // 60} min {whole % 60} s"
 
 
 ProgressHook = Callable[[Progress], None]

@@ -18,7 +18,9 @@ a function named after what it builds reads best at the call site::
 Conventions (so the widgets and notebooks can rely on them):
 - integers that can be missing are pandas nullable ``Int64``; scores are ``Float64``;
 - times are timezone-aware UTC datetimes (from Unix seconds or milliseconds, as the spec gives them);
-- small closed vocabularies (key types, run and step states, plan types) are ``category``.
+- small closed vocabularies (key types, run and step states, plan types) are ``category``;
+- every frame is marked to display readably in a notebook (:mod:`svckit.display`: ``49 ms``,
+  ``2026-11-26 02:11:04``, shortened URLs), which changes its display only, never its data.
 
 Every function takes the pydantic models of the clients (:mod:`svckit.queue.models`,
 :mod:`svckit.vector.models`); a plain dict with the spec's wire names (``workflowRunId``), as the
@@ -29,21 +31,25 @@ invalid record fails there with pydantic's ``ValidationError`` rather than as a 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 from pydantic import BaseModel
 
+from svckit._units import duration_text
+from svckit.display import mark
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
 from svckit.queue.models import DlqMessage, Event, EventState, RunState, StepGroupType, WorkflowRun
 from svckit.vector.models import NamespaceInfo, QueryResult, VectorRecord
 
 _M = TypeVar("_M", bound=BaseModel)
+_P = ParamSpec("_P")
 
 __all__ = [
     "ACCOUNT_LIMITS",
@@ -67,6 +73,17 @@ KEY_TYPES: tuple[str, ...] = ("string", "hash", "list", "set", "zset", "stream",
 
 
 # -- small helpers ---------------------------------------------------------------------------------
+def _readable(build: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
+    """Mark the frames a function builds to display readably in a notebook (:mod:`svckit.display`:
+    durations as ``49 ms``, times in UTC to the second); the data stays as built."""
+
+    @functools.wraps(build)
+    def marked(*args: _P.args, **kwargs: _P.kwargs) -> pd.DataFrame:
+        return mark(build(*args, **kwargs))
+
+    return marked
+
+
 def _plain(value: Any) -> Any:
     """An enum member's value (the models keep unknown states as plain ``str``)."""
     return value.value if isinstance(value, Enum) else value
@@ -115,6 +132,7 @@ def _models(given: Any, model: type[_M], page_field: str) -> list[_M]:
 
 
 # -- key-value -------------------------------------------------------------------------------------
+@_readable
 def keys_frame(rows: Iterable[KeyInfo | Mapping[str, Any] | str] | KeyScan) -> pd.DataFrame:
     """Keys with their metadata: ``key, type, ttl_s, expires, memory_bytes, length``.
 
@@ -195,6 +213,7 @@ def _stream_id_parts(entry_id: str) -> tuple[int | None, int | None]:
         return None, None
 
 
+@_readable
 def value_frame(key_type: str | ValuePage, value: Any = None) -> pd.DataFrame:
     """A value of any key type as rows: ``value_frame(page)`` for a :class:`ValuePage` of
     :func:`svckit.kv.keyspace.read_page` (list indexes and sorted-set ranks count from the page's
@@ -279,6 +298,7 @@ def _json_type(v: Any) -> str:
     return "object"
 
 
+@_readable
 def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | None = None) -> pd.DataFrame:
     """Pipeline or transaction replies, one row per command: ``index, command, ok, result, error``.
 
@@ -319,6 +339,7 @@ def _vector_frame(items: Sequence[QueryResult | VectorRecord],
     return frame
 
 
+@_readable
 def query_frame(results: Any) -> pd.DataFrame:
     """Query results, one row per hit: ``[query,] rank, id, score, data, vector, sparse_indices,
     sparse_values`` plus one ``metadata.<name>`` column per metadata field (nested fields dotted).
@@ -343,6 +364,7 @@ def query_frame(results: Any) -> pd.DataFrame:
     return frame
 
 
+@_readable
 def records_frame(records: Any) -> pd.DataFrame:
     """Stored vectors (``fetch``, a ``range`` page, ``iter_range``), one row per vector: ``id, data,
     vector, sparse_indices, sparse_values`` and the ``metadata.<name>`` columns. ``None`` entries (ids
@@ -350,6 +372,7 @@ def records_frame(records: Any) -> pd.DataFrame:
     return _vector_frame(_models(records, VectorRecord, "vectors"), {})
 
 
+@_readable
 def namespaces_frame(info: Any) -> pd.DataFrame:
     """Per-namespace counts of an index (``IndexInfo`` or the wire ``info`` dict), one row per
     namespace, the default namespace ("") first: ``namespace, vector_count, pending_vector_count``."""
@@ -363,6 +386,7 @@ def namespaces_frame(info: Any) -> pd.DataFrame:
     })
 
 
+@_readable
 def hits_frame(items: Sequence[Any]) -> pd.DataFrame:
     """One query's hits as the playground shows them: :func:`query_frame` with ``rank`` counted from 1,
     ``score`` as float64, and ``sparse_terms`` (the sparse vector's size) in place of its indices and
@@ -379,6 +403,7 @@ def _nullable(values: Sequence[Any], dtype: str) -> pd.api.extensions.ExtensionA
     return pd.array([None if v is None else v for v in values], dtype=dtype)
 
 
+@_readable
 def explain_frame(explanation: Any) -> pd.DataFrame:
     """An explanation of a query's hits (:func:`svckit.vector.explain.explain_hits`), one row per hit:
     ``rank, id, score`` (as the query returned it), ``recomputed`` (from the parts), ``dense_rank,
@@ -402,6 +427,7 @@ def explain_frame(explanation: Any) -> pd.DataFrame:
     })
 
 
+@_readable
 def explain_terms_frame(explanation: Any, hit_id: str | None = None) -> pd.DataFrame:
     """The matched BM25 terms of the explained hits (or of one), one row per (hit, term): ``rank, id,
     term, dimension, query_weight, doc_weight, contribution, tf, doc_len, idf``; a hit's
@@ -422,6 +448,7 @@ def explain_terms_frame(explanation: Any, hit_id: str | None = None) -> pd.DataF
     })
 
 
+@_readable
 def fusion_stats_frame(explanation: Any) -> pd.DataFrame:
     """The candidate lists of a fused query, one row per side: ``side, candidates`` and, for DBSF, the
     normalisation ``mean, std, low`` (μ − 3σ, maps to 0) and ``high`` (μ + 3σ, maps to 1)."""
@@ -441,6 +468,7 @@ def run_key(run: WorkflowRun) -> str:
     return f"{run.workflow_run_id}@{run.workflow_run_created_at}"
 
 
+@_readable
 def runs_frame(runs: Any, *, newest_first: bool = False) -> pd.DataFrame:
     """Workflow runs, one row per run: ``key, workflow_run_id, workflow_url, state, created_at,
     completed_at, duration, groups, steps, failed_steps, last_step, label``.
@@ -507,6 +535,7 @@ def _step_rows(run: WorkflowRun, now: pd.Timestamp) -> list[dict[str, Any]]:
     return rows
 
 
+@_readable
 def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
     """Steps of one run (or of several: pass a list), one row per step.
 
@@ -528,7 +557,7 @@ def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
     started. ``retries`` counts the earlier attempts of the same step name in the run (the service
     records each failed attempt as its own STEP_RETRY entry before the next try).
     """
-    now_ts = pd.Timestamp(now or datetime.now(timezone.utc))
+    now_ts = pd.Timestamp(now or datetime.now(UTC))
     rows = [row for r in _models(run, WorkflowRun, "runs") for row in _step_rows(r, now_ts)]
     created = _utc([r["created"] for r in rows], "ms")
     nxt = _utc([r["next"] for r in rows], "ms")
@@ -560,6 +589,7 @@ def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
 __all__ += ["dlq_frame", "events_frame", "run_key"]
 
 
+@_readable
 def dlq_frame(messages: Any) -> pd.DataFrame:
     """DLQ entries, one row per entry: ``dlq_id, workflow_run_id, workflow_url, label, entered_at,
     not_before, workflow_created_at, response_status, response_body, max_retries, message_id,
@@ -582,6 +612,7 @@ def dlq_frame(messages: Any) -> pd.DataFrame:
     })
 
 
+@_readable
 def events_frame(events: Any) -> pd.DataFrame:
     """The events log, one row per delivery: ``time, state, workflow_run_id, step_name, message_id,
     url, label, response_status, error, next_delivery_at``; ``state`` is a category of the event
@@ -634,15 +665,6 @@ GROUP_TITLES: dict[str, str] = {
 }
 
 
-def _duration_text(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g} {unit}"
-    if seconds >= 86400:
-        return f"{seconds / 86400:.1f} d"
-    return f"{seconds:g} s"
-
-
 def format_limit(value: Any, unit: str) -> str:
     """A limit as a person reads it: bytes in KiB/MiB, ms/s as durations, big counts with separators."""
     if value is None or (isinstance(value, float) and pd.isna(value)):
@@ -652,9 +674,9 @@ def format_limit(value: Any, unit: str) -> str:
     if unit == "bytes":
         return format_bytes(value)
     if unit == "ms":
-        return _duration_text(float(value) / 1000)
+        return duration_text(float(value) / 1000)
     if unit == "s":
-        return _duration_text(float(value))
+        return duration_text(float(value))
     if unit == "unix s":
         return "never" if not value else pd.Timestamp(int(value), unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
     if unit == "USD":
@@ -673,6 +695,7 @@ def _record(account: Any) -> dict[str, Any]:
     return {name: getattr(account, name) for name in ACCOUNT_LIMITS if hasattr(account, name)}
 
 
+@_readable
 def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """The queue account record as one row per limit: ``group, limit, label, value, unit, display``.
 
@@ -709,6 +732,7 @@ def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None)
     return frame
 
 
+@_readable
 def comparison_frame(limits: pd.DataFrame) -> pd.DataFrame:
     """The numeric rows of an :func:`account_limits_frame` made with ``compare``, plus
     ``current_pct`` and ``compare_pct``: both values as a share (0-100) of the larger one, so limits

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from svckit._inflight import InFlight, batches
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
+from svckit._units import mark
 from svckit.errors import Cancelled, InvalidArgument
 from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
 from svckit.kv.formats import format_bytes
@@ -314,6 +315,8 @@ class KeyspaceAnalysis:
             warnings = warnings.sort_values("bytes", ascending=False, na_position="last",
                                             kind="stable").reset_index(drop=True)
 
+        for frame in (by_prefix, by_type, ttl, no_expiry, biggest, warnings):
+            mark(frame)  # displayed readably in a notebook (svckit.display)
         return KeyspaceReport(
             pattern=self.pattern, complete=exact, total_keys=population, sample_size=n, seed=self.seed,
             vanished=self.vanished, memory_available=memory_ok, memory=total_mem if memory_ok else math.nan,

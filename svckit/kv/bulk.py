@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from svckit._inflight import InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
+from svckit._units import mark
 from svckit.errors import CommandError, InvalidArgument, SvcError
 from svckit.kv.keyspace import SCAN_COUNT, KeyScan, queue_read, walk_keys
 
@@ -411,12 +412,12 @@ def records_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """Exported records as a DataFrame: ``key, type, ttl_ms`` (nullable) and ``value`` (Python data)."""
     import pandas as pd
 
-    return pd.DataFrame({
+    return mark(pd.DataFrame({
         "key": pd.array([r["key"] for r in records], dtype="object"),
         "type": pd.array([r["type"] for r in records], dtype="string"),
         "ttl_ms": pd.array([r["ttl_ms"] for r in records], dtype="Int64"),
         "value": pd.array([r["value"] for r in records], dtype="object"),
-    })
+    }))
 
 
 def read_export(path: str | Path) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from svckit._units import mark
 from svckit.errors import InvalidArgument
 from svckit.kv.analysis import key_prefixes
 
@@ -277,13 +278,14 @@ class MonitorProfile:
             exact = len(self.keys) < self.keys.capacity
             key_total, prefix_total = self.keys.total, self.prefixes.total
 
-        rate_frame = pd.DataFrame({"time": pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True),
-                                   "commands": pd.Series(counts, dtype="int64")})
+        # marked: displayed readably in a notebook (svckit.display)
+        rate_frame = mark(pd.DataFrame({"time": pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True),
+                                        "commands": pd.Series(counts, dtype="int64")}))
 
         def heavy(rows: list[tuple[Hashable, int, int]], name: str, total: int) -> pd.DataFrame:
             frame = pd.DataFrame(rows, columns=[name, "count", "error"]).astype({"count": "int64", "error": "int64"})
             frame["share"] = frame["count"] / total if total else 0.0
-            return frame
+            return mark(frame)
 
         return ProfileSnapshot(
             events=events, keyed_events=keyed, seconds=span, commands_per_second=rate, window=self.window,

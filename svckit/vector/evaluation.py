@@ -33,6 +33,7 @@ import pandas as pd
 
 from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
+from svckit._units import mark
 from svckit.vector.local_client import VectorQueries
 from svckit.vector.models import FusionAlgorithm, QueryMode
 from svckit.vector.protocol import wave_size
@@ -220,7 +221,7 @@ def evaluate(
         }
     )
     frame.attrs.update(k=k, cancelled=done < len(batches), configurations=[c.name for c in configs])
-    return frame
+    return mark(frame)  # and summarize() copies the mark with the attrs
 
 
 def _scored(config: Configuration, start: int, results: list[Any], labels: pd.DataFrame,

@@ -14,6 +14,7 @@ import ipywidgets as W
 import pandas as pd
 import traitlets as T
 
+from svckit._units import duration_text, short_url, timestamp_text
 from svckit.errors import SvcError
 
 #: One small stylesheet, injected once per widget (an HTML widget with a <style> tag), so tables and
@@ -72,39 +73,34 @@ def muted_html(text: str) -> str:
     return f'<span class="svc-muted">{html.escape(text)}</span>'
 
 
-def format_duration(seconds: float) -> str:
-    """3725 -> '1 h 02 min'; 95 -> '1 min 35 s'; the two largest units, as people read a TTL."""
-    s = max(0, round(seconds))
-    days, rest = divmod(s, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours:02d} h"
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
-
-
 def _cell(value: Any) -> str:
+    """A value as a table cell, in the units every svckit table uses (:mod:`svckit._units`): ``49 ms``,
+    times in UTC to the second, long URLs shortened with the whole one in the tooltip."""
     if value is None or (not isinstance(value, (list, dict, tuple, set)) and pd.isna(value)):
         return '<span class="svc-muted">—</span>'
     if isinstance(value, pd.Timedelta):
-        return html.escape(str(value).split(".")[0])
+        return html.escape(duration_text(value.total_seconds()))
     if isinstance(value, pd.Timestamp):
-        return html.escape(value.strftime("%Y-%m-%d %H:%M:%S"))
+        return html.escape(timestamp_text(value))
     text = str(value)
+    if text.startswith(("http://", "https://")) and short_url(text) != text:
+        return f'<span title="{html.escape(text)}">{html.escape(short_url(text))}</span>'
     if len(text) > 300:
         text = text[:300] + "…"
     return html.escape(text)
+
+
+def _header(frame: pd.DataFrame, column: Any) -> str:
+    """A column's header: its name, and ``(UTC)`` after a column of timezone-aware times."""
+    utc = isinstance(frame[column].dtype, pd.DatetimeTZDtype) if frame.columns.is_unique else False
+    return html.escape(str(column)) + (" (UTC)" if utc else "")
 
 
 def frame_html(frame: pd.DataFrame, max_rows: int = 200, formatters: dict[str, Callable[[Any], str]] | None = None,
                row_attrs: Callable[[int], str] | None = None) -> str:
     """A DataFrame as a compact HTML table (escaped; long cells cut)."""
     formatters = formatters or {}
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{_header(frame, c)}</th>" for c in frame.columns)
     body = []
     for i, (_, row) in enumerate(frame.head(max_rows).iterrows()):
         cells = "".join(

@@ -146,7 +146,9 @@ def static_html(widget: Any) -> str:
     if isinstance(widget, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
         return _field(label, _text(widget.label))
     if isinstance(widget, (W.Checkbox, W.ToggleButton)):
-        return _field("", ("☑ " if widget.value else "☐ ") + html.escape(label))
+        # a disabled checkbox of the page's own, not a glyph: every browser draws it in any font
+        box = f"<input type='checkbox' disabled{' checked' if widget.value else ''}>"
+        return _field("", f"<label>{box} {html.escape(label)}</label>")
     if isinstance(widget, W.Textarea):
         return _field(label, f"<pre>{html.escape(widget.value)}</pre>") if widget.value else ""
     if hasattr(widget, "value"):

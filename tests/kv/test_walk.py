@@ -99,7 +99,7 @@ def test_the_walk_reports_scan_progress_capped_at_the_total() -> None:
     assert seen == [Progress("scan", 2, 5, "keys", "2 matching", 1),
                     Progress("scan", 4, 5, "keys", "3 matching", 2), Progress("scan", 5, 5, "keys", "4 matching", 3)]
     assert seen[-1].fraction == 1.0 and seen[0].text().startswith("scan: 2 of 5 keys · 2 matching · 1 round trip · ")
-    assert seen[0].text().endswith(" s left") and seen[-1].eta == 0  # the time left at the rate so far
+    assert seen[0].text().endswith("s left") and seen[-1].eta == 0  # the time left at the rate so far
     seen.clear()
     list(walk_keys(FakeScan(), "*", count=2, progress=seen.append))
     assert [(p.done, p.total) for p in seen] == [(2, None), (4, None), (6, None)]
@@ -151,5 +151,5 @@ async def test_async_scan_iter_yields_every_key(akv: AsyncKV[str]) -> None:
 
 def test_a_progress_line_says_round_trips_and_the_time_left() -> None:
     step = Progress("scan", 3, 10, "keys", "2 matching", round_trips=1, eta=125.4)
-    assert step.text() == "scan: 3 of 10 keys · 2 matching · 1 round trip · 2 min 5 s left"
+    assert step.text() == "scan: 3 of 10 keys · 2 matching · 1 round trip · 2 min 05 s left"
     assert Progress("describe", 5, None, round_trips=12).text() == "describe: 5 · 12 round trips"

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from svckit._progress import Progress
+from svckit.display import is_marked
 from svckit.vector.evaluation import (
     BATCH,
     configurations,
@@ -135,6 +136,7 @@ def test_configurations_follow_the_index_kind_and_bad_input_is_refused():
     assert [c.name for c in configurations("sparse")] == ["sparse"]
     per_query = evaluate(FixedRankings(), LABELLED, k=3, kind="dense", progress=False)
     assert set(per_query["configuration"]) == {"dense"} and per_query["query_mode"].isna().all()
+    assert is_marked(per_query) and is_marked(summarize(per_query))  # displayed readably (svckit.display)
     with pytest.raises(ValueError, match="missing: relevant"):
         evaluate(FixedRankings(), pd.DataFrame({"query": ["q1"]}), progress=False)
     with pytest.raises(ValueError, match="k: 0"):

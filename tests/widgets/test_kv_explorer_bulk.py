@@ -234,6 +234,6 @@ def test_formatters_show_values_or_say_why_they_do_not_fit(large_values) -> None
     assert shown["value"].str.startswith("value ").all()  # each field's value decoded
     w.value_format = "gzip"
     assert "elements are not valid gzip" in w.value_view.value
-    assert w.formatted_value["value"].str.startswith("⚠ not valid gzip").all()
+    assert w.formatted_value["value"].str.startswith("invalid: not valid gzip").all()
     w.value_format = "raw"
     assert w.formatted_value is None and "<table" in w.value_view.value

@@ -392,11 +392,3 @@ def test_stopping_pubsub_sends_nothing_to_other_subscribers(kv):
         message = next(witness)
     assert (message.kind, message.data) == ("message", "real news")
 
-
-def test_format_duration():
-    from svckit.widgets._common import format_duration
-
-    assert format_duration(5) == "5 s"
-    assert format_duration(95) == "1 min 35 s"
-    assert format_duration(3725) == "1 h 02 min"
-    assert format_duration(3 * 86400 + 7200) == "3 d 02 h"

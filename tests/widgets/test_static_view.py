@@ -30,11 +30,15 @@ def test_the_static_view_shows_tables_fields_tabs_and_charts_but_not_what_is_hid
                            W.VBox([chart])], titles=["Table", "Chart"], selected_index=1)
     box = W.VBox([W.Text(value="shop:*", description="Pattern"), W.Button(description="Refresh"),
                   W.Select(options=["k1", "k2"], value="k2"), W.Dropdown(options=["hybrid"], description="index"),
+                  W.Checkbox(value=True, description="values"), W.Checkbox(value=False, description="TTLs"),
                   hidden, tabs])
     html = static_html(box)
     assert "<b>Pattern</b> <code>shop:*</code>" in html and "<b>index</b> <code>hybrid</code>" in html
     assert "<option selected>k2</option>" in html and "Refresh" not in html  # buttons do nothing offline
     assert "secret panel" not in html
+    # checkboxes drawn by the browser, not as glyphs a font may lack
+    assert "<label><input type='checkbox' disabled checked> values</label>" in html
+    assert "<label><input type='checkbox' disabled> TTLs</label>" in html
     assert "first tab" in html and html.count("type='radio'") == 2
     checked = re.findall(r"<input type='radio'[^>]*>", html)
     assert "checked" not in checked[0] and "checked" in checked[1]  # the tab the presenter had open
@@ -43,14 +47,14 @@ def test_the_static_view_shows_tables_fields_tabs_and_charts_but_not_what_is_hid
 
 
 NOTEBOOK = [
-    "import ipywidgets as W, plotly.graph_objects as go\n"
-    "from svckit.widgets._chart import Chart\nfrom svckit.widgets._static import StaticView\n"
-    "class Panel(StaticView, W.VBox):\n    pass\n"
-    "note = W.HTML('<p>before the change</p>')\n"
-    "chart = Chart(go.Figure(go.Bar(x=[1], y=['a'])).update_layout(title='first'))\n"
-    "Panel([note, chart])",
-    "note.value = '<p>after the change</p>'\n"
-    "chart.show(go.Figure(go.Bar(x=[2], y=['b'])).update_layout(title='second'))",
+    ("import ipywidgets as W, plotly.graph_objects as go\n"
+     "from svckit.widgets._chart import Chart\nfrom svckit.widgets._static import StaticView\n"
+     "class Panel(StaticView, W.VBox):\n    pass\n"
+     "note = W.HTML('<p>before the change</p>')\n"
+     "chart = Chart(go.Figure(go.Bar(x=[1], y=['a'])).update_layout(title='first'))\n"
+     "Panel([note, chart])"),
+    ("note.value = '<p>after the change</p>'\n"
+     "chart.show(go.Figure(go.Bar(x=[2], y=['b'])).update_layout(title='second'))"),
 ]
 
 

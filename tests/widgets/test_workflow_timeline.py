@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,7 +15,7 @@ from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.widgets.fakes import T0, FakeQueue, make_run
 
-NOW = datetime.fromtimestamp((T0 + 86_400_000) / 1000, tz=timezone.utc)
+NOW = datetime.fromtimestamp((T0 + 86_400_000) / 1000, tz=UTC)
 STATES = ["RUN_SUCCESS", "RUN_FAILED", "RUN_STARTED", "RUN_CANCELED"]
 
 
@@ -68,7 +68,7 @@ def test_every_logs_filter_reaches_the_service(queue):
     sent = queue.calls[-1][1]
     assert sent["state"] == "RUN_FAILED" and sent["workflow_url"] == "http://127.0.0.1:9/flow/1"
     assert sent["label"] == "nightly"
-    assert sent["from_date"] == int(datetime(2025, 11, 22, tzinfo=timezone.utc).timestamp() * 1000)
+    assert sent["from_date"] == int(datetime(2025, 11, 22, tzinfo=UTC).timestamp() * 1000)
     assert sent["to_date"] == sent["from_date"] + 86_400_000 - 1
     assert set(w.frame["state"]) == {"RUN_FAILED"}
     assert set(w.frame["workflow_url"]) == {"http://127.0.0.1:9/flow/1"}
@@ -89,8 +89,9 @@ def test_clicking_a_run_shows_its_steps_lanes_retries_and_outputs(queue):
     assert list(par["lane"]) == [0, 1, 2]
     # parallel lanes are adjacent rows of the steps chart, and end at the next group's start
     labels = list(w.steps_fig.data[0].y)
-    rows = [labels.index(lbl) for lbl in labels if "∥" in lbl]
+    rows = [labels.index(lbl) for lbl in labels if "=" in lbl]
     assert rows == list(range(rows[0], rows[0] + 3))
+    assert w.detail.value.count(" parallel</td>") == 3  # the group column names a parallel group
     assert (par["end"] == steps[steps["step_name"] == "report"]["start"].iloc[0]).all()
     # the retried fetch: the second attempt has retries=1, and it shows in hover and detail panel
     fetch = steps[steps["step_name"] == "fetch"]
@@ -107,7 +108,7 @@ def test_running_step_extends_to_now(queue):
     steps = w.select_run("wfr_0002")  # RUN_STARTED
     last = steps.iloc[-1]
     assert bool(last["running"]) and last["end"] == NOW
-    assert "running" in w.detail.value
+    assert ">running</span>" in w.detail.value and "svc-badge" in w.detail.value  # a badge, not a glyph
     done = frames.steps_frame(make_run(0, "RUN_SUCCESS"))
     assert not done["running"].any()
 

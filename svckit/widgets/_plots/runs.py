@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,7 @@ from svckit.widgets._plots._base import (
 
 
 def _now_ms(now: datetime | None) -> float:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return now.timestamp() * 1000.0
 
 
@@ -116,8 +116,10 @@ def steps_figure(steps: pd.DataFrame, *, title: str = "Steps") -> go.Figure:
     open-ended. Retries and output are in the hover."""
     if steps.empty:
         return empty_figure(title, "select a run")
+    # "g2=1 fetch": the second step of group 2, a parallel one ("=", two lanes side by side); "g3·0"
+    # is a sequential group's step (every font draws both marks)
     labels = [
-        f"g{g}{'∥' if t == 'parallel' else '·'}{lane} {name}"
+        f"g{g}{'=' if t == 'parallel' else '·'}{lane} {name}"
         for g, t, lane, name in zip(steps["group"], steps["group_type"], steps["position"], steps["step_name"])
     ]
     start = ms(steps["start"])

@@ -21,6 +21,7 @@ import traitlets as T
 
 from svckit import frames
 from svckit._inflight import InFlight
+from svckit._units import duration_text
 from svckit.errors import SvcError
 from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, scan_keys
 from svckit.widgets._common import (
@@ -28,7 +29,6 @@ from svckit.widgets._common import (
     Quiet,
     badge,
     error_text,
-    format_duration,
     frame_html,
     muted_html,
 )
@@ -50,7 +50,7 @@ def keys_table_html(frame: pd.DataFrame, max_rows: int = 200, drop: Sequence[str
     shown = shown.drop(columns=["memory_bytes", "ttl_s", *drop])
     return frame_html(shown, max_rows=max_rows, formatters={
         "type": lambda t: badge(t) if isinstance(t, str) else "—",
-        "expires": lambda d: "no expiry" if pd.isna(d) else html.escape(format_duration(d.total_seconds())),
+        "expires": lambda d: "no expiry" if pd.isna(d) else html.escape(duration_text(d.total_seconds())),
     })
 
 

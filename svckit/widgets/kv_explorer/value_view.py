@@ -17,6 +17,7 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
+from svckit._units import duration_text
 from svckit.errors import SvcError
 from svckit.kv.formats import Formatted, available_encodings, format_value, json_document
 from svckit.kv.keyspace import PAGED_TYPES, KeyInfo, ValuePage, describe_keys, read_page
@@ -26,7 +27,6 @@ from svckit.widgets._common import (
     MessageBar,
     badge,
     error_text,
-    format_duration,
     frame_html,
     message_html,
     muted_html,
@@ -74,7 +74,7 @@ def formatted_html(shown: ShownValue, fmt: str, limit: int) -> str | None:
 
 def header_html(key: str, shown: ShownValue, page_number: int) -> str:
     info, key_type = shown.info, shown.page.type
-    ttl = "no expiry" if info.pttl is None or info.pttl < 0 else f"expires in {format_duration(info.pttl / 1000)}"
+    ttl = "no expiry" if info.pttl is None or info.pttl < 0 else f"expires in {duration_text(info.pttl / 1000)}"
     mem = "" if info.memory is None else f" · {frames.format_bytes(info.memory)}"
     size = ""
     if key_type != "string":
@@ -222,7 +222,7 @@ class ValueView(ValueState, W.VBox):
                 column = "value" if "value" in raw.columns else "member"
                 results = [format_value(v, fmt) for v in raw[column]]
                 table = raw.assign(**{c: raw[c].map(_text) for c in raw.columns if raw[c].dtype == object})
-                table[column] = [r.text if r.ok else f"⚠ {r.note}" for r in results]
+                table[column] = [r.text if r.ok else f"invalid: {r.note}" for r in results]
                 table.attrs["not_valid"] = sum(not r.ok for r in results)
                 shown.formatted = table
         return shown

@@ -7,6 +7,14 @@ from typing import Any
 
 import pandas as pd
 
+from svckit._units import duration_text
+from svckit.queue.models import RunState
+from svckit.widgets._common import badge
+from svckit.widgets._plots import STATE_COLORS
+
+#: the badge of the step still running: the Gantt's colour of a started run
+RUNNING_COLOR = STATE_COLORS[RunState.RUN_STARTED]
+
 
 def state_of(x: Any) -> Any:
     """Enum members -> their value (the queue models keep unknown states as plain str)."""
@@ -28,11 +36,12 @@ def run_detail_html(run: Any, steps: pd.DataFrame) -> str:
     rows = []
     for s in steps.itertuples():
         out = "" if s.out is None or pd.isna(s.out) else str(s.out)
-        dur = (s.end - s.start).total_seconds()
+        dur = duration_text((s.end - s.start).total_seconds())
+        running = " " + badge("running", RUNNING_COLOR) if s.running else ""
         rows.append(
-            f"<tr><td>{s.group}{'∥' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
+            f"<tr><td>{s.group}{' parallel' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
             f"<td>{e(str(s.step_name))}</td><td>{e(str(s.step_type))}</td><td>{e(str(s.state))}</td>"
-            f"<td>{s.start:%H:%M:%S.%f}"[:-3] + f"</td><td>{dur:.2f} s{' ⏵ running' if s.running else ''}</td>"
+            f"<td>{s.start:%H:%M:%S.%f}"[:-3] + f"</td><td style='white-space:nowrap'>{dur}{running}</td>"
             f"<td>{s.retries}</td><td><code>{e(out[:300])}{'…' if len(out) > 300 else ''}</code></td></tr>")
     table = ("<table class='svckit-steps svc-table'><thead><tr><th>group</th><th>lane</th><th>step</th><th>type</th>"
              "<th>state</th><th>start</th><th>to next event</th><th>retries</th><th>out</th></tr></thead>"
