@@ -27,6 +27,10 @@ def _plan(**values: Any) -> Mapping[str, Any]:
     return MappingProxyType(values)
 
 
+#: the plans from the lowest tier to the highest: a higher tier never sets a lower limit
+#: (tests/sandbox/test_plans.py), so comparing two plans tells a true story
+PLAN_ORDER: tuple[str, ...] = ("free", "paid", "queue_enterprise_1m", "queue_enterprise_10m")
+
 #: plan name -> record fields it sets (limits plus ``type``, ``reserved_type``, ``reserved_price``).
 PLAN_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
     {
@@ -40,7 +44,7 @@ PLAN_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         ),
         "paid": _plan(
             type="paid", reserved_type="paid", reserved_price=0.0,
-            max_message_size=1 * _MB, max_requests_per_day=100_000_000, max_requests_per_day_hard=100_000_000,
+            max_message_size=1 * _MB, max_requests_per_day=500_000, max_requests_per_day_hard=600_000,
             max_endpoints_per_topic=1_000, max_requests_per_second=500, max_dlq_size=100_000, max_retries=5,
             max_topics=1_000, max_schedules=1_000, max_events_size=100_000,
             max_dlq_retention_time_milis=7 * _DAY_MS, max_delay=365 * 24 * 3600, max_parallelism=100,
@@ -49,7 +53,7 @@ PLAN_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         "queue_enterprise_1m": _plan(
             type="paid", reserved_type="queue_enterprise_1m", reserved_price=180.0,
             max_message_size=50 * _MB, max_requests_per_day=1_000_000, max_requests_per_day_hard=1_200_000,
-            max_endpoints_per_topic=1_000, max_requests_per_second=200, max_dlq_size=1_000_000, max_retries=20,
+            max_endpoints_per_topic=1_000, max_requests_per_second=1_000, max_dlq_size=1_000_000, max_retries=20,
             max_topics=1_000, max_schedules=1_000, max_events_size=1_000_000,
             max_dlq_retention_time_milis=14 * _DAY_MS, max_delay=365 * 24 * 3600, max_parallelism=500,
             max_global_parallelism=1_000, max_queues=1_000, prod_pack_enabled=True, timeout=2 * 3600,
@@ -57,7 +61,7 @@ PLAN_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
         "queue_enterprise_10m": _plan(
             type="paid", reserved_type="queue_enterprise_10m", reserved_price=420.0,
             max_message_size=50 * _MB, max_requests_per_day=10_000_000, max_requests_per_day_hard=12_000_000,
-            max_endpoints_per_topic=10_000, max_requests_per_second=1_000, max_dlq_size=10_000_000,
+            max_endpoints_per_topic=10_000, max_requests_per_second=2_000, max_dlq_size=10_000_000,
             max_retries=20, max_topics=10_000, max_schedules=10_000, max_events_size=10_000_000,
             max_dlq_retention_time_milis=30 * _DAY_MS, max_delay=365 * 24 * 3600, max_parallelism=1_000,
             max_global_parallelism=5_000, max_queues=10_000, prod_pack_enabled=True, timeout=2 * 3600,
