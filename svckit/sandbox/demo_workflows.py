@@ -20,12 +20,15 @@ registered on every start so DLQ entries stay resumable after a restart.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from svckit.sandbox.runner import RunHandle, WorkflowContext, WorkflowRunner
+
+log = logging.getLogger(__name__)
 
 BASE = "https://shop.example.com/api/workflows"
 ORDER_URL = f"{BASE}/order"
@@ -104,7 +107,7 @@ def register_demo(runner: WorkflowRunner) -> None:
     runner.register(BACKFILL_URL, data_backfill)
 
 
-def seed_demo(runner: WorkflowRunner, log: Callable[[str], None] = print, timeout: float = 30.0) -> None:
+def seed_demo(runner: WorkflowRunner, timeout: float = 30.0) -> None:
     """Register the demo workflows and, once per data directory, run them (blocks until done)."""
     register_demo(runner)
     if runner.store.get_meta(SEEDED_FLAG):
@@ -129,4 +132,4 @@ def seed_demo(runner: WorkflowRunner, log: Callable[[str], None] = print, timeou
     for handle in [*handles, backfill]:
         runner.wait(handle, timeout=timeout)
     runner.store.set_meta(SEEDED_FLAG, "1")
-    log(f"demo: {len(handles) + 1} workflow runs seeded")
+    log.info("demo: %d workflow runs seeded", len(handles) + 1)

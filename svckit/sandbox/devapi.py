@@ -80,6 +80,11 @@ class DevApiArea(Area):
         return AuthGate(json_app(routes), basic_check(creds.devapi_email, creds.devapi_key),
                         'Basic realm="devapi"')
 
+    async def holds(self) -> str:
+        record = self.store.queue_account()
+        plan = record.get("reserved_type") or record.get("type") or "free"
+        return f"a queue account on the {plan} plan, {len(self.store.search_indexes())} search indexes"
+
     def env(self, base_url: str) -> dict[str, str]:
         creds = self.ctx.credentials
         return {"SVC_DEVAPI_URL": f"{base_url}{self.prefix}", "SVC_DEVAPI_EMAIL": creds.devapi_email,

@@ -15,10 +15,13 @@ holds itself, and the pool cannot deadlock however busy it is.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 WAITING, RUNNING, DROPPED = "waiting", "running", "dropped"
 
@@ -55,10 +58,10 @@ class Task:
 class WorkerPool:
     """At most ``size`` daemon worker threads, started as tasks arrive (module docstring)."""
 
-    def __init__(self, size: int, name: str, log: Callable[[str], None] = print) -> None:
+    def __init__(self, size: int, name: str) -> None:
         if size < 1:
             raise ValueError(f"a worker pool needs at least 1 worker, got {size}")
-        self.size, self.name, self.log = size, name, log
+        self.size, self.name = size, name
         self._cond = threading.Condition()
         self._queues: dict[bool, deque[Task]] = {True: deque(), False: deque()}  # urgent -> tasks
         self._threads = 0
@@ -112,4 +115,4 @@ class WorkerPool:
             try:
                 task._run()
             except BaseException as exc:  # noqa: BLE001 - a task's own error handling failed; the worker carries on
-                self.log(f"{self.name}: a task failed: {type(exc).__name__}: {exc}")
+                log.warning("%s: a task failed: %s: %s", self.name, type(exc).__name__, exc)

@@ -392,7 +392,7 @@ class QueueArea(Area):
         self.store.ensure_queue_account(ctx.credentials.devapi_email)
         self.runner = WorkflowRunner(self.store, retry_delay=float(ctx.options.get("queue_retry_delay", 0.05)),
                                      workers=positive_option(ctx.options, "queue_workers", DEFAULT_WORKERS),
-                                     message_limit=self.max_message_size, log=ctx.log)
+                                     message_limit=self.max_message_size)
         # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
         self.runner.recover()
 
@@ -525,6 +525,10 @@ class QueueArea(Area):
                                                        " (a rotated token stops working at once)"),
                         'Bearer realm="queue"')
 
+    async def holds(self) -> str:
+        [row] = self.store.query("SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(*) FROM dlq) AS dlq")
+        return f"{row['runs']:,} workflow runs, {row['dlq']:,} in the DLQ"
+
     def env(self, base_url: str) -> dict[str, str]:
         # Read from the store each time: it reflects a rotation done through /devapi/v2.
         return {"SVC_QUEUE_URL": f"{base_url}{self.prefix}", "SVC_QUEUE_TOKEN": self.store.queue_token()}
@@ -533,7 +537,7 @@ class QueueArea(Area):
         if name == "demo":
             from svckit.sandbox.demo_workflows import seed_demo
 
-            await asyncio.to_thread(seed_demo, self.runner, self.ctx.log)
+            await asyncio.to_thread(seed_demo, self.runner)
 
     async def stop(self) -> None:
         self.runner.close()

@@ -56,6 +56,7 @@ import base64
 import binascii
 import functools
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -75,6 +76,8 @@ from svckit.sandbox.steps import (
     _message_id,
 )
 from svckit.sandbox.store import Store, StoreClosed, now_ms
+
+log = logging.getLogger(__name__)
 
 Workflow = Callable[["WorkflowContext"], Any]
 DEFAULT_RETRIES = 3
@@ -143,17 +146,16 @@ class WorkflowRunner(StepEngine):
     """Registry of workflow functions by URL, and the engine that runs them (module docstring)."""
 
     def __init__(self, store: Store, *, retry_delay: float = 0.05, workers: int = DEFAULT_WORKERS,
-                 message_limit: Callable[[], int] | None = None, log: Callable[[str], None] = print) -> None:
+                 message_limit: Callable[[], int] | None = None) -> None:
         """``message_limit`` returns the current largest message in bytes (None: no limit)."""
         self.store = store
         self.retry_delay = retry_delay
         self.message_limit = message_limit
-        self.log = log
         self._workflows: dict[str, Workflow] = {}
         self._active: dict[int, _ActiveRun] = {}
         self._lock = threading.RLock()
         self._closed = False
-        self._pool = WorkerPool(workers, "svckit-run", log)
+        self._pool = WorkerPool(workers, "svckit-run")
 
     # -- registry ----------------------------------------------------------------------------
     def register(self, url: str, fn: Workflow) -> Workflow:
@@ -352,7 +354,7 @@ class WorkflowRunner(StepEngine):
                                    error=INTERRUPTED)
                 dlq_ids.append(self._fail_run(db, run["seq"], now, "interrupted: the sandbox stopped mid-run"))
         if dlq_ids:
-            self.log(f"{len(dlq_ids)} interrupted workflow run(s) marked RUN_FAILED and moved to the DLQ")
+            log.warning("%d interrupted workflow run(s) marked RUN_FAILED and moved to the DLQ", len(dlq_ids))
         return dlq_ids
 
     def close(self) -> None:

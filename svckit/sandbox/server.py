@@ -11,12 +11,14 @@ import contextlib
 import gc
 import importlib
 import ipaddress
+import logging
 import re
 import shutil
 import socket
 import ssl
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from pathlib import Path
@@ -39,6 +41,8 @@ from svckit.sandbox.limits import BodyLimit, protocol_factory
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 from svckit.sandbox.private import tighten
 from svckit.sandbox.tls import server_context
+
+log = logging.getLogger(__name__)
 
 #: area name -> "module:Class"; areas are imported only when asked for.
 AREAS: dict[str, str] = {
@@ -243,6 +247,7 @@ class Sandbox:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._ready = threading.Event()  # set once serving and said so (start() returns then)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _prepare(self) -> tuple[Starlette, socket.socket]:
@@ -251,11 +256,11 @@ class Sandbox:
         self.context = ctx
         opened = tighten(self.data_dir)
         if opened:
-            ctx.log(f"data directory {self.data_dir}: removed group and other access from {len(opened)} "
-                    "path(s); it is kept 0700, its files 0600")
+            log.warning("data directory %s: removed group and other access from %d path(s); it is kept 0700, "
+                        "its files 0600", self.data_dir, len(opened))
         warning = exposure_warning(self.host)
         if warning is not None:
-            ctx.log(warning)
+            log.warning(warning)
         if self.tls:
             self._ssl, self.ca_file = server_context(self.data_dir, self.host)
         self.areas = load_areas(ctx, self.area_names)
@@ -270,15 +275,18 @@ class Sandbox:
         self.port = sock.getsockname()[1]
         return build_app(self.areas, self.seed), sock
 
-    def _config(self, app: Starlette) -> uvicorn.Config:
+    def _config(self, app: Starlette, owns_process: bool = False) -> uvicorn.Config:
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
         # X-Forwarded-* middleware (one more layer and header scan per request) has nothing to do
         # http: uvicorn's httptools protocol with read timeouts and a head size cap (limits.py)
         # ssl: the context made in _prepare, whose key is not kept on disk (tls.py)
+        # log_config: uvicorn configures Python's logging only in a process of its own; in a user's
+        # process (a notebook kernel) its loggers just propagate, and only its warnings show
         tls = self._ssl
         ssl_factory = None if tls is None else lambda config, default: tls
+        logging_config = uvicorn.config.LOGGING_CONFIG if owns_process else None
         return uvicorn.Config(app, http=self._protocol, loop=event_loop(), log_level="warning",  # type: ignore[arg-type]
-                              access_log=False, lifespan="on", timeout_graceful_shutdown=3,
+                              log_config=logging_config, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
                               proxy_headers=False, ssl_context_factory=ssl_factory)
 
     async def _serve(self, server: _Server, sock: socket.socket, on_ready: Any = None,
@@ -294,7 +302,8 @@ class Sandbox:
             await asyncio.sleep(0.02)
         stack = self.server_stack
         hint = " (install uvloop for the C event loop)" if stack["loop"] != "uvloop" else ""
-        self.context.log(f"http: uvicorn, {stack['http']} parser on the {stack['loop']} event loop{hint}")
+        log.info("http: uvicorn, %s parser on the %s event loop%s", stack["http"], stack["loop"], hint)
+        self._ready.set()
         settling = None
         if owns_process:
             freeze_heap()
@@ -327,21 +336,19 @@ class Sandbox:
 
         self._thread = threading.Thread(target=run, name="svckit-sandbox", daemon=True)
         self._thread.start()
-        waited = 0.0
-        while not self._server.started:
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.02):
             if self._error is not None or not self._thread.is_alive():
                 raise RuntimeError(f"sandbox failed to start: {self._error!r}")
-            if waited > timeout:
+            if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"sandbox did not start within {timeout} s")
-            threading.Event().wait(0.02)
-            waited += 0.02
         return self
 
     def serve_forever(self, on_ready: Any = None) -> None:
         """Run in the foreground until SIGINT/SIGTERM (used by ``svckit sandbox``)."""
         app, sock = self._prepare()
-        config = self._config(app)
+        config = self._config(app, owns_process=True)
         self._server = server = _Server(config, self.areas)
         run_on_loop(self._serve(server, sock, on_ready, owns_process=True), config)
 
@@ -383,6 +390,19 @@ class Sandbox:
         from svckit.connect import connect
 
         return connect(self.settings, **client_options)
+
+    def holds(self, timeout: float = 10.0) -> dict[str, str]:
+        """What each area holds now, by area name (``{"kv": "1,203 keys", ...}``), read on the
+        sandbox's event loop; ``{}`` when it is not running in this process."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            return {}
+
+        async def read() -> list[str]:
+            return [await area.holds() for area in self.areas]
+
+        texts = asyncio.run_coroutine_threadsafe(read(), loop).result(timeout)
+        return {name: text for name, text in zip(self.area_names, texts, strict=True) if text}
 
     def area(self, name: str) -> Area:
         return self.areas[self.area_names.index(name)]

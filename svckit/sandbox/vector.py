@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import threading
 from typing import Any
 
@@ -54,6 +55,8 @@ from svckit.localindex.limits import Limits
 from svckit.sandbox.area import Area, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 
+log = logging.getLogger(__name__)
+
 INDEXES: dict[str, dict[str, Any]] = {
     "dense": {"kind": "dense", "metric": "COSINE"},
     "sparse": {"kind": "sparse", "metric": "COSINE"},
@@ -71,11 +74,28 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status)
 
 
+def _warm_up(embedder: Any) -> None:
+    """Load the embedding model in the background, so the first query does not wait for it."""
+    try:
+        embedder.load()
+    except Exception:
+        if threading.main_thread().is_alive():
+            log.exception("vector: the embedding model did not load; queries with text will fail")
+        # else the process is exiting while the model loads (a short script, a kernel shut down):
+        # the loader's thread pools are closed already, and there is nobody left to tell
+
+
 class VectorArea(Area):
     prefix = "/vector"
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
+        # On the thread that builds the sandbox (a notebook's main thread), before the model loads in
+        # the background: sentence-transformers imports tqdm.autonotebook, which warns in a notebook
+        # unless tqdm.auto, the supported way in, loaded it first; and the catch_warnings that
+        # tqdm.auto silences it with is not thread-safe, so in a background thread it can miss.
+        import tqdm.auto  # noqa: F401
+
         self.directory = ctx.data_dir / "vector"
         self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
         self.demo_limit = ctx.options.get("demo_limit")
@@ -108,7 +128,8 @@ class VectorArea(Area):
         self.limiters = {name: anyio.CapacityLimiter(self.threads_per_index) for name in self.indexes}
         embedder = get_embedder(self.model)
         if not embedder.loaded:
-            self._warmup = threading.Thread(target=embedder.load, name="svckit-vector-model", daemon=True)
+            self._warmup = threading.Thread(target=_warm_up, args=(embedder,), name="svckit-vector-model",
+                                            daemon=True)
             self._warmup.start()
 
     async def stop(self) -> None:
@@ -156,7 +177,7 @@ class VectorArea(Area):
                 if batch:
                     await anyio.to_thread.run_sync(self.indexes[index_name].upsert_data, batch)
                     self.pending[index_name] -= len(batch)
-        self.ctx.log(f"vector: demo corpus ready ({len(corpus)} items in {', '.join(SEEDED_INDEXES)})")
+        log.info("vector: demo corpus ready (%d items in %s)", len(corpus), ", ".join(SEEDED_INDEXES))
 
     async def settled(self) -> None:
         """Wait until the model has loaded and a running demo seed has finished."""
@@ -166,6 +187,12 @@ class VectorArea(Area):
             await anyio.to_thread.run_sync(self._warmup.join)
 
     # -- HTTP --------------------------------------------------------------------------------
+    async def holds(self) -> str:
+        counts = await anyio.to_thread.run_sync(lambda: [i.info()["vectorCount"] for i in self.indexes.values()])
+        text = f"{sum(counts):,} vectors in {len(counts)} indexes"
+        pending = sum(self.pending.values())
+        return f"{text}, {pending:,} more being embedded" if pending else text
+
     def env(self, base_url: str) -> dict[str, str]:
         base = f"{base_url}{self.prefix}"
         return {

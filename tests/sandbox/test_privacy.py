@@ -76,7 +76,7 @@ def test_the_data_directory_and_the_sandbox_files_are_private_after_writes_in_ev
     assert not_private(everywhere.data_dir) == {}  # the vector indexes' files among them
 
 
-def test_files_are_created_private_not_fixed_afterwards(tmp_path, capfd):
+def test_files_are_created_private_not_fixed_afterwards(tmp_path, caplog):
     """Nothing to tighten on a fresh start, nor on the next start after writes: every path was
     private from the moment it was made."""
     require_binary("redis-server")
@@ -89,11 +89,11 @@ def test_files_are_created_private_not_fixed_afterwards(tmp_path, capfd):
                 r = http.post(f"{url}/devapi/v2/queue/user/rotatetoken",
                               headers={"Authorization": basic(settings.devapi_email, settings.devapi_key)})
                 assert r.status_code == 200
-    assert "removed group and other access" not in capfd.readouterr().err
+    assert "removed group and other access" not in caplog.text
     assert not_private(tmp_path / "data") == {}
 
 
-def test_a_wider_data_directory_is_tightened_at_start_and_says_so(tmp_path, capfd):
+def test_a_wider_data_directory_is_tightened_at_start_and_says_so(tmp_path, caplog):
     data = tmp_path / "data"
     (data / "old").mkdir(parents=True)
     for path in (data / "state.sqlite3", data / "old" / "notes.txt"):
@@ -104,7 +104,8 @@ def test_a_wider_data_directory_is_tightened_at_start_and_says_so(tmp_path, capf
     with running(data, areas=["account"]):
         pass
     assert not_private(data) == {}
-    assert "removed group and other access from 4 path(s)" in capfd.readouterr().err
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("removed group and other access from 4 path(s)" in w for w in warnings), warnings
 
 
 def test_a_sandbox_leaves_the_process_umask_alone(tmp_path):

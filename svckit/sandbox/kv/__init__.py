@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -36,6 +37,8 @@ from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
 from svckit.sandbox.kv.users import RESERVED
 
+log = logging.getLogger(__name__)
+
 __all__ = ["KVArea"]
 
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
@@ -46,7 +49,7 @@ class KVArea(Area):
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
-        self.backend: Backend = choose_backend(ctx.options, ctx.data_dir, ctx.log)
+        self.backend: Backend = choose_backend(ctx.options, ctx.data_dir)
         self.monitor = MonitorHub()
         self.closing = asyncio.Event()  # ends every open event stream on shutdown (see drain)
         self.gateway = Gateway(self)
@@ -106,7 +109,11 @@ class KVArea(Area):
             await json_functions.load(self._admin_pool)
         self.scripts.native = await backend_reads_shebangs(self._data_pool)
         how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
-        self.ctx.log(f"kv backend: {self.backend.describe()}; {how}")
+        log.info("kv backend: %s; %s", self.backend.describe(), how)
+
+    async def holds(self) -> str:
+        [keys] = await self.gateway.run_batch(self.pool_of(self._principals[self.ctx.credentials.kv_token]), [[b"DBSIZE"]])
+        return f"{keys:,} key{'' if keys == 1 else 's'}"
 
     async def drain(self) -> None:
         self.closing.set()
@@ -147,7 +154,7 @@ class KVArea(Area):
         creds.kv_token, creds.kv_readonly_token = new_token(), new_token()
         creds.save()
         self._rebuild_principals()
-        self.ctx.log(f"kv password reset: new tokens {mask(creds.kv_token)}, {mask(creds.kv_readonly_token)}")
+        log.info("kv password reset: new tokens %s, %s", mask(creds.kv_token), mask(creds.kv_readonly_token))
 
     def _rebuild_principals(self) -> None:
         data = self._data_pool

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import logging
 import os
 import shutil
 import signal
@@ -43,6 +44,8 @@ from redis.asyncio.connection import (
 from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
 from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, load_passwords, write_acl_file
+
+log = logging.getLogger(__name__)
 
 BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
 APPENDFSYNC = "everysec"
@@ -148,10 +151,9 @@ class RedisChild(Backend):
 
     owns_users = True
 
-    def __init__(self, binary: str, data_dir: Path, log: Callable[[str], None]) -> None:
+    def __init__(self, binary: str, data_dir: Path) -> None:
         self.binary = binary
         self.dir = data_dir / "redis"
-        self.log = log
         self.port = 0
         self.socket: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -249,11 +251,16 @@ class RedisChild(Backend):
         if proc is None or proc.poll() is not None:
             return
         proc.terminate()  # Redis shuts down cleanly on SIGTERM: flushes the AOF
-        try:
-            await asyncio.get_running_loop().run_in_executor(None, proc.wait, 15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+        # polled, not waited for in an executor: at interpreter exit (a notebook kernel stopping its
+        # sandbox from atexit) the executors are already shut and refuse new work
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15
+        while proc.poll() is None:
+            if loop.time() > deadline:
+                proc.kill()
+                proc.wait(5)
+                break
+            await asyncio.sleep(0.02)
 
     @property
     def pid(self) -> int | None:
@@ -310,7 +317,7 @@ class FakeRedisBackend(Backend):
         return f"fakeredis {fakeredis.__version__} in-process (data kept in memory only)"
 
 
-def choose_backend(options: dict[str, Any], data_dir: Path, log: Callable[[str], None]) -> Backend:
+def choose_backend(options: dict[str, Any], data_dir: Path) -> Backend:
     choice = options.get("backend") or "auto"
     url = options.get("redis_url")
     if choice not in BACKEND_CHOICES:
@@ -322,7 +329,7 @@ def choose_backend(options: dict[str, Any], data_dir: Path, log: Callable[[str],
     if choice in ("auto", "redis"):
         binary = options.get("redis_server") or shutil.which("redis-server")
         if binary:
-            return RedisChild(binary, data_dir, log)
+            return RedisChild(binary, data_dir)
         if choice == "redis":
             raise ValueError("backend 'redis': no redis-server on PATH; install it or use backend='fakeredis'")
     return FakeRedisBackend()

@@ -28,7 +28,9 @@ CHILD = textwrap.dedent("""
             sys.modules[name] = None  # import fails, as when the package is not installed
     import httpx
     from svckit.sandbox import Sandbox
+    from svckit.sandbox.logs import to_stderr
 
+    to_stderr()  # the start-up log, as `svckit sandbox` shows it
     with Sandbox(areas=["kv"], backend=sys.argv[2]) as sb:
         url, auth = sb.env["SVC_KV_URL"], {"Authorization": "Bearer " + sb.env["SVC_KV_TOKEN"]}
         wrote = httpx.post(url + "/SET/loop-check/served", headers=auth).json()
