@@ -38,33 +38,89 @@ TOUR = "00_tour.ipynb"
 
 _sandbox_lock = threading.Lock()
 _sandbox: Any = None
+_sandbox_log: list[str] = []  # what the kernel's sandbox logged while it started
 
 
 # -- inside a notebook -----------------------------------------------------------------------------
-def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, **client_options: Any) -> Clients:
+def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, *, verbose: bool = False,
+                     **client_options: Any) -> Clients:
     """Clients for a notebook: from the SVC_* variables, or from a local sandbox when none are set.
 
-    The sandbox is started once per kernel (later calls reuse it) and stopped when the kernel exits.
+    The sandbox is started once per kernel (later calls reuse it) and stopped when the kernel exits
+    (or by :func:`stop_local_sandbox`). It says where it runs and what it holds in one status line;
+    its start-up log is folded inside that line, or shown on stderr as it happens with ``verbose``.
+    In IPython, svckit's DataFrames then display readably (:func:`svckit.display.use_readable_frames`).
     """
+    from svckit.display import use_readable_frames
+
+    use_readable_frames()
     environ = os.environ if env is None else env
     if any(environ.get(name) for name in VARIABLES):
         return connect(Settings.from_env(environ), **client_options)
-    return connect(local_sandbox(seed).settings, **client_options)
+    sandbox = local_sandbox(seed, verbose=verbose)
+    _show_status(sandbox)
+    return connect(sandbox.settings, **client_options)
 
 
-def local_sandbox(seed: str = "demo") -> Any:
+def local_sandbox(seed: str = "demo", *, verbose: bool = False) -> Any:
     """The kernel's own sandbox (started on first use, with ``seed`` data)."""
     global _sandbox
+    from svckit.sandbox import logs
+
+    if verbose:
+        logs.to_stderr()
     with _sandbox_lock:
         if _sandbox is None:
             from svckit.sandbox import Sandbox
 
             sb = Sandbox(seed=seed)
-            sb.start()
+            with logs.recording() as lines:
+                sb.start()
+            _sandbox_log[:] = lines
             atexit.register(sb.stop)
-            print(f"No SVC_* variables set: started a local sandbox at {sb.url} with {seed} data.")
             _sandbox = sb
         return _sandbox
+
+
+def stop_local_sandbox() -> bool:
+    """Stop the kernel's own sandbox now (its temporary data goes with it); False if none runs."""
+    global _sandbox
+    with _sandbox_lock:
+        sb, _sandbox = _sandbox, None
+    if sb is None:
+        return False
+    atexit.unregister(sb.stop)
+    sb.stop()
+    return True
+
+
+def _show_status(sandbox: Any) -> None:
+    """One line for the reader: where the sandbox runs, what it holds, how to stop it; the start-up
+    log folded inside. HTML in a notebook (saved with it), plain text elsewhere."""
+    import html
+
+    holds = "; ".join(sandbox.holds().values())
+    seed = f"{sandbox.seed} data" if sandbox.seed else "no seed data"
+    text = (f"No SVC_* variables set: started a local sandbox at {sandbox.url} with {seed} ({holds}). "
+            "It stops with the kernel, or now with svckit.demo.stop_local_sandbox().")
+    log = "\n".join(_sandbox_log)
+    markup = (
+        '<div class="svc-sandbox-status" style="border-left:3px solid #2e7d32;padding:2px 8px;'
+        'font-size:13px;line-height:1.5">'
+        f"<b>Local sandbox</b> at <code>{html.escape(sandbox.url)}</code> with {html.escape(seed)}: "
+        f"{html.escape(holds)}.<br>No <code>SVC_*</code> variables are set, so this kernel runs its own; "
+        "it stops with the kernel, or now with <code>svckit.demo.stop_local_sandbox()</code>."
+        + (f"<details><summary>start-up log</summary><pre>{html.escape(log)}</pre></details>" if log else "")
+        + "</div>")
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        get_ipython = None  # type: ignore[assignment]
+    if get_ipython is not None and get_ipython() is not None:
+        display({"text/html": markup, "text/plain": text}, raw=True)
+    else:
+        print(text)
 
 
 # -- finding notebooks -----------------------------------------------------------------------------

@@ -10,7 +10,6 @@ import pytest
 
 from svckit import demo
 from svckit.cli import main
-from svckit.config import VARIABLES
 
 pytestmark = pytest.mark.slow
 
@@ -78,21 +77,6 @@ def test_a_failing_cell_fails_the_run_and_is_shown(tmp_path, capsys):
     html = (out / "broken.html").read_text()
     assert "ZeroDivisionError" in html
     assert "127.0.0.1" in html  # the kernel got the sandbox's SVC_* variables
-
-
-def test_a_notebook_without_svc_variables_starts_its_own_sandbox(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "from svckit.demo import notebook_clients\nc = notebook_clients()\n"
-        "print(c.kv.get('greeting'), c.settings.kv_url.startswith('http://127.0.0.1:'))")])
-    path = tmp_path / "standalone.ipynb"
-    nbformat.write(nb, path)
-    env = demo.kernel_env({})
-    assert not set(VARIABLES) & set(env)  # other SVC_* settings (SVC_EMBEDDING_CACHE) may stay
-    run = demo.execute_notebook(path, tmp_path / "html", env, timeout=300)
-    assert run.ok, run.error
-    html = run.html.read_text()
-    assert "No SVC_* variables set: started a local sandbox" in html
-    assert "hello True" in html  # the demo seed's greeting, from the kernel's own sandbox
 
 
 def test_notebook_clients_prefers_the_environment():
