@@ -300,3 +300,19 @@ def test_cancel_stops_a_running_evaluation_in_its_thread(local_corpus):
     thread.join(30)
     assert not w.eval_running and "cancelled after 800 query runs" in w.w_eval_status.value
     assert w.eval_done == 8 and w.eval_total == 10 and len(w.eval_per_query) == 800
+
+
+def test_a_query_that_finds_nothing_while_the_index_fills_says_to_search_again(demo_sandbox):
+    """A fresh sandbox embeds its demo corpus in the background: a query that finds nothing then
+    says why (the index's pendingVectorCount), and says nothing more once nothing is pending."""
+    area = demo_sandbox.area("vector")
+    w = VectorPlayground.from_settings(demo_sandbox.settings, index_kind="dense", autorun=False)
+    w.namespace = "nothing-here"
+    area.pending["dense"] = 40
+    try:
+        w.query("bread")
+    finally:
+        area.pending["dense"] = 0
+    assert w.result_count == 0 and "40 vectors are still being indexed: search again in a moment" in w.status
+    w.query("bread")
+    assert w.result_count == 0 and "still being indexed" not in w.status

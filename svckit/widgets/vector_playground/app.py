@@ -159,12 +159,23 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         self.results.show(self.hits, f"Scores for “{self.query_text[:60]}” ({self.index_kind})")
         failed = self.comparison.compare()
         found = f"{self.result_count} hit(s) from the {self.index_kind} index ({self.session.where()})"
-        self._say("; ".join([found, *failed]))
+        self._say("; ".join([found, *failed, *self._still_filling()]))
         if self.tabs.selected_index == PROJECTION_TAB or self.projection.drawn:
             self.projection.project()  # only once the map has been asked for: fitting it is not free
         if self.tabs.selected_index == EXPLAIN_TAB:
             self.explainer.explain()
         return self.hits
+
+    def _still_filling(self) -> list[str]:
+        """Why a query found nothing when the index is still being filled (one more request, only
+        then): a fresh sandbox embeds its demo corpus in the background for a minute or so."""
+        if self.result_count:
+            return []
+        try:
+            pending = self.session.client().info().pending_vector_count
+        except SvcError:
+            return []
+        return [f"{pending:,} vectors are still being indexed: search again in a moment"] if pending else []
 
     def compare(self) -> dict[str, pd.DataFrame]:
         """The query on the hybrid index in DENSE, SPARSE and HYBRID mode, side by side, and the
