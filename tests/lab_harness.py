@@ -65,11 +65,14 @@ def require_chromium() -> None:
 
 
 @contextlib.contextmanager
-def serve_lab(root: Path, sandbox_env: dict[str, str]) -> Iterator[Lab]:
-    """JupyterLab on loopback over the notebooks in ``root``, its kernels pointed at the sandbox."""
+def serve_lab(root: Path, sandbox_env: dict[str, str], *, plain: bool = False) -> Iterator[Lab]:
+    """JupyterLab on loopback over the notebooks in ``root``, its kernels pointed at the sandbox.
+    ``plain``: the kernels get this process's environment minus every SVC_* setting and nothing
+    else, as in a user's own ``jupyter lab`` (not ``svckit demo``'s kernel environment)."""
     token = secrets.token_hex(16)
     port = demo.free_port()
-    env = demo.kernel_env(sandbox_env)
+    env = ({k: v for k, v in os.environ.items() if not k.startswith("SVC_") or k == "SVC_EMBEDDING_CACHE"}
+           if plain else demo.kernel_env(sandbox_env))
     env["JUPYTER_CONFIG_DIR"] = str(root / ".jupyter-config")  # no user settings leak in
     settings = root / ".lab-settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
@@ -154,6 +157,33 @@ def full_page_screenshot(page: Any, path: str) -> None:
         warnings.warn(f"{path}: only the window is kept (the full-page capture timed out)", stacklevel=2)
     except PlaywrightTimeout:
         warnings.warn(f"{path}: no screenshot (chromium's capture timed out)", stacklevel=2)
+
+
+#: every chart in view that holds a figure has drawn it (svckit's ``Chart`` is a ``.svc-chart``;
+#: plotly draws a chart in a hidden tab when the tab is shown)
+CHARTS_DRAWN_JS = ("() => [...document.querySelectorAll('.svc-chart')]"
+                   ".filter(c => c.checkVisibility() && c.querySelector('.jp-OutputArea-output'))"
+                   ".every(c => { const s = c.querySelector('.js-plotly-plot .main-svg');"
+                   " return s && s.getBoundingClientRect().height > 0; })")
+#: the open notebook scrolled to its top; the bottom of its last cell, in page pixels
+TO_TOP_JS = ("() => { const n = window.jupyterapp.shell.currentWidget.content.node;"
+             " for (const e of [n, ...n.querySelectorAll('.jp-WindowedPanel-outer')]) e.scrollTop = 0;"
+             " const cells = n.querySelectorAll('.jp-Cell');"
+             " return cells.length ? cells[cells.length - 1].getBoundingClientRect().bottom : 0; }")
+#: how tall a page is opened for a picture of a whole notebook (``run_notebook(height=...)``): the
+#: window is not resized afterwards, since Notebook 7 redraws (and for a while loses) plotly charts on
+#: a resize
+TALL = 7000
+
+
+def notebook_screenshot(page: Any, path: str) -> None:
+    """The open notebook from its top, as far as its last cell or the window goes, once every chart
+    has drawn. Open the page ``TALL`` for the whole of a long notebook."""
+    page.wait_for_function(CHARTS_DRAWN_JS, timeout=30_000)
+    bottom = page.evaluate(TO_TOP_JS)
+    size = page.viewport_size
+    height = min(max(int(bottom) + 40, 200), size["height"])
+    page.screenshot(path=path, clip={"x": 0, "y": 0, "width": size["width"], "height": height}, timeout=30_000)
 
 
 def saved_outputs(lab: Lab, page: Any, name: str, holds: str, timeout: float = 30.0) -> list[Any]:

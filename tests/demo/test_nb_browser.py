@@ -1,30 +1,97 @@
-"""Real browser: JupyterLab on loopback, Debian's chromium driven by playwright, every demo notebook
-run with "Run All Cells"; the widgets must render and react. Screenshots go to
-test-output/screenshots/.
+"""First impressions, in a real browser: every notebook in notebooks/ opened fresh, outside
+``svckit demo``, in JupyterLab 4 and in Notebook 7, and run with "Run All Cells".
+
+"Fresh" is what a new user gets from ``jupyter lab`` in a clone: the kernels have no SVC_* settings
+(nor ``svckit demo``'s kernel environment), so each notebook's first cell starts the kernel's own
+sandbox. What the reader sees must read clean: no stderr and no warning in any output, the sandbox's
+one-line status, tables whose durations and timestamps read as a person writes them, and every
+widget drawn. A screenshot of each notebook in each front end goes to test-output/screenshots/
+(``fresh_<notebook>.png``, ``fresh_<notebook>_notebook.png``). The notebooks with an explorer or a
+dashboard are then used: type a pattern, click a key, refresh.
 
 Never ``playwright install``: the browser is /usr/bin/chromium.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from svckit import demo
-from tests.lab_harness import Lab, full_page_screenshot, run_notebook, sandbox_lab, shot
+from tests.lab_harness import (
+    CELLS_JS,
+    CHARTS_DRAWN_JS,
+    TALL,
+    Lab,
+    notebook_screenshot,
+    require_chromium,
+    run_notebook,
+    serve_lab,
+    shot,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+NOTEBOOKS = [path.name for path in demo.find_notebooks()]
+#: every output of every code cell of the open notebook, as saved (nbformat JSON)
+OUTPUTS_JS = (f"() => {CELLS_JS}.map(c => {{ const o = c.model.outputs, out = [];"
+              " for (let i = 0; i < o.length; i++) out.push(o.get(i).toJSON()); return out; })")
+#: how Python's warnings and pandas' raw reprs read, wherever they land
+WARNING = re.compile(r"\b\w*Warning\b|\bwarn\(")
+RAW_TIMEDELTA = re.compile(r"\d+ days? \d\d:\d\d:\d\d")
+
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
-    with sandbox_lab(tmp_path_factory, seed="demo") as lab:
+def fresh_lab(tmp_path_factory) -> Iterator[Lab]:
+    require_chromium()
+    root = tmp_path_factory.mktemp("fresh")
+    demo.copy_notebooks(root)
+    with serve_lab(root, {}, plain=True) as lab:
         yield lab
 
 
-def test_kv_explorer_notebook(browser, lab, screenshots, ui):
-    page = run_notebook(browser, lab, "kv_explorer.ipynb", ui=ui)
+def unwelcome(cells: list[list[dict[str, Any]]]) -> list[str]:
+    """What a reader should never see in a notebook that works: stderr, errors, warnings."""
+    found = []
+    for n, outputs in enumerate(cells, start=1):
+        for out in outputs:
+            kind = out["output_type"]
+            if kind == "stream" and out["name"] == "stderr":
+                found.append(f"code cell {n}: stderr: {''.join(out['text'])[:500]}")
+            elif kind == "error":
+                found.append(f"code cell {n}: {out['ename']}: {out['evalue']}")
+            else:
+                text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+                if WARNING.search(text):
+                    found.append(f"code cell {n}: a warning: {text[:500]}")
+    return found
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_opened_fresh_reads_clean(browser, fresh_lab, screenshots, ui, name):
+    page = run_notebook(browser, fresh_lab, name, ui=ui, height=TALL)  # the whole notebook in one picture
+    assert unwelcome(page.evaluate(OUTPUTS_JS)) == []
+    # every chart with a figure has drawn it
+    wait_until(page, CHARTS_DRAWN_JS, f"{name}: charts drawn", 60)
+    # the first cell's status line: where the sandbox runs, what it holds, how to stop it
+    status = page.locator(".svc-sandbox-status").first.inner_text()
+    assert re.search(r"Local sandbox at http://127\.0\.0\.1:\d+ with demo data: [\d,]+ keys", status), status
+    assert "stop_local_sandbox()" in status
+    # tables read as a person writes: durations in ms/s, timestamps in one zone named in the header
+    tables = " ".join(page.locator(".jp-OutputArea-output table").all_inner_texts())
+    assert not RAW_TIMEDELTA.search(tables) and "+00:00" not in tables
+    notebook_screenshot(page, shot(screenshots, f"fresh_{Path(name).stem}", ui))
+    USED.get(name, lambda *_: None)(page, screenshots, ui)
+    page.close()
+
+
+# -- then used, as a reader would ----------------------------------------------------------------
+def use_kv_explorer(page: Any, screenshots: Path, ui: str) -> None:
     explorer = page.locator(".svc-kv-explorer").first
     explorer.wait_for(state="visible", timeout=30_000)
     options = explorer.locator(".svc-key-list select option")
@@ -50,15 +117,11 @@ def test_kv_explorer_notebook(browser, lab, screenshots, ui):
     assert "matching" in explorer.locator(".svc-scan-status").inner_text()
     explorer.scroll_into_view_if_needed()
     explorer.screenshot(path=shot(screenshots, "kv_explorer", ui))
-    page.close()
 
 
-def test_account_dashboard_notebook(browser, lab, screenshots, ui):
-    page = run_notebook(browser, lab, "account_dashboard.ipynb", height=1900)  # the whole widget in view
+def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
     dash = page.locator(".svc-account-dashboard").first
     dash.wait_for(state="visible", timeout=30_000)
-    dash.scroll_into_view_if_needed()
-    full_page_screenshot(page, shot(screenshots, "account_dashboard_page", ui))
     assert "Queue account" in dash.locator(".svc-account-header").inner_text()
     # the plotly chart rendered (bars drawn)
     page.wait_for_function("() => document.querySelectorAll("
@@ -75,16 +138,14 @@ def test_account_dashboard_notebook(browser, lab, screenshots, ui):
         " return m && m.textContent.includes('Loaded') && m.textContent !== before; }", arg=before, timeout=20_000)
     dash.scroll_into_view_if_needed()
     dash.screenshot(path=shot(screenshots, "account_dashboard", ui))
-    page.close()
 
 
-def test_tour_notebook(browser, lab, screenshots, ui):
-    page = run_notebook(browser, lab, "00_tour.ipynb", ui=ui)
+def use_tour(page: Any, screenshots: Path, ui: str) -> None:
     page.locator(".svc-kv-explorer").first.wait_for(state="visible", timeout=30_000)
     page.locator(".svc-account-dashboard .js-plotly-plot").first.wait_for(timeout=30_000)
     page.locator(".svc-kv-explorer").first.screenshot(path=shot(screenshots, "tour_kv_explorer", ui))
-    page.close()
 
 
-def test_copied_notebooks_are_the_packaged_ones(lab):
-    assert sorted(p.name for p in lab.root.glob("*.ipynb")) == sorted(p.name for p in demo.find_notebooks())
+USED: dict[str, Callable[[Any, Path, str], None]] = {
+    "kv_explorer.ipynb": use_kv_explorer, "account_dashboard.ipynb": use_account_dashboard, "00_tour.ipynb": use_tour,
+}
