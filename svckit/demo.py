@@ -112,12 +112,11 @@ def _show_status(sandbox: Any) -> None:
         "it stops with the kernel, or now with <code>svckit.demo.stop_local_sandbox()</code>."
         + (f"<details><summary>start-up log</summary><pre>{html.escape(log)}</pre></details>" if log else "")
         + "</div>")
-    try:
-        from IPython import get_ipython
+    from svckit.display import ipython_shell
+
+    if ipython_shell() is not None:
         from IPython.display import display
-    except ImportError:
-        get_ipython = None  # type: ignore[assignment]
-    if get_ipython is not None and get_ipython() is not None:
+
         display({"text/html": markup, "text/plain": text}, raw=True)
     else:
         print(text)

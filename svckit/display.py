@@ -35,7 +35,8 @@ from svckit._units import READABLE, duration_text, mark, short_url, timestamp_te
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["READABLE", "is_marked", "mark", "readable", "use_readable_frames"]
+__all__ = ["READABLE", "ipython_shell", "is_marked", "is_url", "mark", "readable", "url_html",
+           "use_readable_frames"]
 
 TEXT_LIMIT = 120  # characters of text shown in a cell; the rest is in its tooltip
 TITLE_LIMIT = 1000  # characters of a tooltip: a cell holding a 384-float vector stays a few kB
@@ -52,7 +53,8 @@ def is_marked(frame: Any) -> bool:
 
 
 # -- one formatter per column ------------------------------------------------------------------------
-def _is_url(value: Any) -> bool:
+def is_url(value: Any) -> bool:
+    """True for an http(s) URL (a string)."""
     return isinstance(value, str) and value.startswith(_URL_PREFIXES)
 
 
@@ -61,12 +63,16 @@ def _with_title(shown: str, full: str) -> str:
     return f'<span title="{html.escape(title)}">{html.escape(shown)}</span>'
 
 
+def url_html(url: str) -> str:
+    """A URL as every svckit table shows it: :func:`short_url`, the whole URL in the tooltip."""
+    return _with_title(short_url(url), url)
+
+
 def _text_cell(value: Any) -> str:
     """Any other value: URLs shortened, long text cut, the whole of either in the tooltip; escaped."""
     text = str(value)
-    if _is_url(text):
-        short = short_url(text)
-        return html.escape(text) if short == text else _with_title(short, text)
+    if is_url(text):
+        return url_html(text)
     if len(text) > TEXT_LIMIT:
         return _with_title(text[: TEXT_LIMIT - 1] + "…", text)
     return html.escape(text)
@@ -96,7 +102,7 @@ def _kind(column: pd.Series) -> str:
     if pd.api.types.is_float_dtype(dtype):
         return "float"
     values = column.dropna()
-    if len(values) and all(_is_url(v) for v in values):
+    if len(values) and all(is_url(v) for v in values):
         return "url"
     return "text"
 
@@ -202,17 +208,21 @@ def _html(df: pd.DataFrame) -> str | None:
         return df._repr_html_()
 
 
+def ipython_shell() -> Any:
+    """The running IPython shell (a notebook's kernel), or None outside IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
+
+
 def use_readable_frames(shell: Any = None) -> bool:
     """Show marked DataFrames with :func:`readable` in the running IPython (or ``shell``), every
     other DataFrame as pandas does; text output stays pandas' own. Calling it again changes nothing.
     Returns False, doing nothing, outside IPython."""
+    shell = shell if shell is not None else ipython_shell()
     if shell is None:
-        try:
-            from IPython import get_ipython
-        except ImportError:
-            return False
-        shell = get_ipython()
-        if shell is None:
-            return False
+        return False
     shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, _html)
     return True

@@ -34,6 +34,13 @@ from typing import Any
 
 import numpy as np
 
+# Here, when this module is imported (on the thread that builds a sandbox or a local index, a
+# notebook's main thread), not where the model loads (often a background thread): sentence-
+# transformers imports tqdm.autonotebook, which warns in a notebook unless tqdm.auto, the supported
+# way in, loaded it first; and the catch_warnings that tqdm.auto silences it with is not
+# thread-safe, so in a background thread it can miss.
+import tqdm.auto  # noqa: F401
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -60,9 +67,7 @@ def packaged_model_path() -> Path:
 def _no_progress_bars() -> Iterator[None]:
     """transformers draws a "Loading weights" bar on stderr: noise for a packaged local model, and
     a red block in a notebook. Its bars are off while the model loads, and back on after if they
-    were on. (tqdm.auto is imported first: sentence-transformers imports tqdm.autonotebook, which
-    warns in a notebook unless tqdm.auto, the supported way in, has loaded it.)"""
-    import tqdm.auto  # noqa: F401 - see above
+    were on."""
     from transformers.utils import logging as hf_logging
 
     was_on = hf_logging.is_progress_bar_enabled()

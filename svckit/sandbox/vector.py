@@ -90,12 +90,6 @@ class VectorArea(Area):
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
-        # On the thread that builds the sandbox (a notebook's main thread), before the model loads in
-        # the background: sentence-transformers imports tqdm.autonotebook, which warns in a notebook
-        # unless tqdm.auto, the supported way in, loaded it first; and the catch_warnings that
-        # tqdm.auto silences it with is not thread-safe, so in a background thread it can miss.
-        import tqdm.auto  # noqa: F401
-
         self.directory = ctx.data_dir / "vector"
         self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
         self.demo_limit = ctx.options.get("demo_limit")

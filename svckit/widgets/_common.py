@@ -14,7 +14,8 @@ import ipywidgets as W
 import pandas as pd
 import traitlets as T
 
-from svckit._units import duration_text, short_url, timestamp_text
+from svckit._units import duration_text, timestamp_text
+from svckit.display import is_url, url_html
 from svckit.errors import SvcError
 
 #: One small stylesheet, injected once per widget (an HTML widget with a <style> tag), so tables and
@@ -83,8 +84,8 @@ def _cell(value: Any) -> str:
     if isinstance(value, pd.Timestamp):
         return html.escape(timestamp_text(value))
     text = str(value)
-    if text.startswith(("http://", "https://")) and short_url(text) != text:
-        return f'<span title="{html.escape(text)}">{html.escape(short_url(text))}</span>'
+    if is_url(text):
+        return url_html(text)
     if len(text) > 300:
         text = text[:300] + "…"
     return html.escape(text)

@@ -112,7 +112,7 @@ class KVArea(Area):
         log.info("kv backend: %s; %s", self.backend.describe(), how)
 
     async def holds(self) -> str:
-        [keys] = await self.gateway.run_batch(self.pool_of(self._principals[self.ctx.credentials.kv_token]), [[b"DBSIZE"]])
+        [keys] = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"]])
         return f"{keys:,} key{'' if keys == 1 else 's'}"
 
     async def drain(self) -> None:
@@ -138,7 +138,7 @@ class KVArea(Area):
     async def seed(self, name: str) -> None:
         if name != "demo":
             return
-        pool = self.pool_of(self._principals[self.ctx.credentials.kv_token])
+        pool = self._standard_pool()
         await self.gateway.run_batch(pool, [
             [b"SET", b"greeting", b"hello"],
             [b"HSET", b"user:1", b"name", b"Ada", b"lang", b"python"],
@@ -178,6 +178,10 @@ class KVArea(Area):
             if hmac.compare_digest(given, known.encode()):
                 found = principal  # no break: the time does not depend on which token matched
         return found
+
+    def _standard_pool(self) -> ConnectionPool:
+        """The pool of the Standard token's commands (the demo seed, ``holds``)."""
+        return self.pool_of(self._principals[self.ctx.credentials.kv_token])
 
     def pool_of(self, principal: Principal) -> ConnectionPool:
         if principal.pool is None:
