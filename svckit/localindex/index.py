@@ -78,15 +78,24 @@ class LocalIndex(IndexReads):
     operations raise :class:`EmbeddingModelMissing`; ``dimension`` then defaults to 384).
     ``path``: ``None`` keeps everything in memory; a directory persists every change there.
     ``limits``: what one request may ask for (:class:`Limits`; its defaults when None).
+    ``name``: the index's name, for the error about a namespace that does not exist.
+
+    Namespaces follow the service: one is created by the first upsert into it and goes only by
+    :meth:`delete_namespace`; :meth:`reset` and deleting its last vector leave it, empty (listed by
+    :meth:`namespaces` and :meth:`info`, persisted). The default namespace ``""`` always exists and
+    cannot be deleted. Reads, deletes, updates and resets of a namespace that does not exist answer
+    as for an empty one and create nothing.
     """
 
     def __init__(self, kind: str = "dense", metric: str = "COSINE", model: Any = None,
                  path: str | Path | None = None, *, dimension: int | None = None,
-                 ann_threshold: int = ANN_THRESHOLD, limits: Limits | None = None) -> None:
+                 ann_threshold: int = ANN_THRESHOLD, limits: Limits | None = None,
+                 name: str | None = None) -> None:
         kind = str(kind).lower()
         if kind not in KINDS:
             raise ValueError(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
         self.kind = kind
+        self.name = name
         self.metric = metrics.check_metric(metric)
         self.ann_threshold = ann_threshold
         self.limits = limits or Limits()
@@ -142,6 +151,8 @@ class LocalIndex(IndexReads):
                         if r[2] is not None and r[4] is not None and not r[6]:
                             self._embedder.remember(r[2], r[4])
             self._insert(ns_name, [Entry(r[1], r[2], r[3], r[5], r[6]) for r in batch], vectors, persist=False)
+        for ns_name in self._store.namespaces():  # the empty ones: reset, or their vectors deleted
+            self._namespace(ns_name, create=True)
 
     def close(self) -> None:
         if self._store is not None:
@@ -319,20 +330,22 @@ class LocalIndex(IndexReads):
             ns.sorted_ids = None
             if self._store is not None and gone:
                 self._store.delete(namespace, gone)
-            if not ns.row_of and namespace != "":
-                del self._namespaces[namespace]
-            else:
-                self._maybe_compact(ns)
+            self._maybe_compact(ns)  # an emptied namespace stays, as after a reset
             return len(gone)
 
     def reset(self, namespace: str = "", *, all: bool = False) -> None:
-        """Remove every vector of a namespace, or of every namespace with ``all``."""
+        """Remove every vector of a namespace, or of every namespace with ``all``. The namespaces stay,
+        empty; a namespace that does not exist is not created."""
         with self._lock:
-            names = list(self._namespaces) if all else [namespace]
+            if all:
+                names = list(self._namespaces)
+            else:
+                names = [namespace] if namespace in self._namespaces else []
             for name in names:
-                self._namespaces.pop(name, None)
+                del self._namespaces[name]
+                self._namespace(name, create=True)  # empty, with fresh dense and sparse parts
             if self._store is not None:
-                self._store.drop(None if all else namespace)
+                self._store.empty(None if all else namespace)
 
     def delete_namespace(self, namespace: str) -> None:
         """Delete a namespace and its vectors; the default namespace cannot be deleted."""
@@ -340,8 +353,11 @@ class LocalIndex(IndexReads):
             raise InvalidRequest("the default namespace cannot be deleted (reset empties it)")
         with self._lock:
             if namespace not in self._namespaces:
-                raise UnknownName(f"namespace {namespace!r} does not exist")
-            self.reset(namespace)
+                where = f" for the index {self.name}" if self.name else ""
+                raise UnknownName(f"Namespace {namespace}{where} does not exist")
+            del self._namespaces[namespace]
+            if self._store is not None:
+                self._store.drop_namespace(namespace)
 
     def _maybe_compact(self, ns: Namespace) -> None:
         if ns.dense is None or ns.dense.size < 1024 or ns.dense.dead_fraction() < COMPACT_DEAD_FRACTION:

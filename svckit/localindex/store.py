@@ -5,6 +5,10 @@ Dense vectors are stored as float32 blobs (nothing is re-embedded on restart). S
 from text are not stored, because re-tokenising the raw text at load is cheap and their weights depend
 on the namespace's current average length anyway; sparse vectors the client gave are stored as JSON
 ``[indices, values]``. ``given`` marks rows whose vectors came from the client rather than the model.
+
+The ``namespaces`` table names every namespace, so one that a reset or deletes emptied is still there
+after a restart; only :meth:`IndexStore.drop_namespace` removes a name. A file written before the table
+existed gets it filled from the namespaces of its vectors when opened.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ CREATE TABLE IF NOT EXISTS vectors (
     given     INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (namespace, id)
 );
+CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY);
 """
 #: columns added after the first release: (name, declaration), added to older files when opened
 ADDED_COLUMNS = (("sparse", "TEXT"), ("given", "INTEGER NOT NULL DEFAULT 0"))
@@ -57,6 +62,8 @@ class IndexStore:
         for name, declaration in ADDED_COLUMNS:
             if name not in have:
                 self._db.execute(f"ALTER TABLE vectors ADD COLUMN {name} {declaration}")
+        # a file from before the namespaces table: its namespaces are those its vectors are in
+        self._db.execute("INSERT OR IGNORE INTO namespaces SELECT DISTINCT namespace FROM vectors")
         self._lock = threading.Lock()
 
     def settings(self) -> dict[str, Any]:
@@ -81,6 +88,7 @@ class IndexStore:
         ]
         with self._lock, self._db:
             self._db.execute("BEGIN")
+            self._db.execute("INSERT OR IGNORE INTO namespaces VALUES (?)", (namespace,))
             self._db.executemany("INSERT OR REPLACE INTO vectors (namespace, id, seq, data, metadata, vector, "
                                  "sparse, given) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
@@ -90,14 +98,27 @@ class IndexStore:
             self._db.executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?",
                                  [(namespace, i) for i in ids])
 
-    def drop(self, namespace: str | None) -> None:
-        """Delete every row of a namespace, or of every namespace when ``namespace`` is None."""
+    def empty(self, namespace: str | None) -> None:
+        """Delete every row of a namespace, or of every namespace when ``namespace`` is None; the
+        namespaces stay (a reset)."""
         with self._lock, self._db:
             self._db.execute("BEGIN")
             if namespace is None:
                 self._db.execute("DELETE FROM vectors")
             else:
                 self._db.execute("DELETE FROM vectors WHERE namespace = ?", (namespace,))
+
+    def drop_namespace(self, namespace: str) -> None:
+        """Delete a namespace: its rows and its name."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM vectors WHERE namespace = ?", (namespace,))
+            self._db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
+
+    def namespaces(self) -> list[str]:
+        """Every stored namespace, empty ones too, in name order."""
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT name FROM namespaces ORDER BY name")]
 
     def load(self) -> Iterator[Row]:
         """Every stored record, namespace by namespace, in upsert order."""

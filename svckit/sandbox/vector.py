@@ -15,6 +15,12 @@ also answers GET), the paths and bodies the hosted service's SDKs send:
     list-namespaces, delete-namespace      names (the default namespace is ""), delete one
     info                                   index statistics with per-namespace counts
 
+Namespaces as the service has them: the first upsert into a namespace creates it; ``reset`` (one or
+``?all``) and deleting its last vector leave it, empty, still listed by ``list-namespaces`` and ``info``
+(and kept across a restart); only ``delete-namespace`` removes one (404 ``Namespace ns for the index
+dense does not exist`` for an unknown one, 400 for the default namespace ``""``, which always exists).
+Reads, deletes, updates and resets of a namespace that does not exist answer as for an empty one.
+
 Indexes: ``dense`` (COSINE, all-MiniLM-L6-v2), ``sparse`` (BM25), ``hybrid`` (both) and ``nomodel``
 (a dense index created without an embedding model: text operations answer 422, vectors are accepted).
 Every reply is ``{"result": ...}``; errors are ``{"error": ..., "status": ...}`` (400 bad request,
@@ -115,7 +121,7 @@ class VectorArea(Area):
             for name, spec in INDEXES.items():
                 model = spec.get("model", self.model)
                 out[name] = LocalIndex(kind=spec["kind"], metric=spec["metric"], model=model,
-                                       path=self.directory / name, limits=self.limits)
+                                       path=self.directory / name, limits=self.limits, name=name)
             return out
 
         self.indexes = await anyio.to_thread.run_sync(open_indexes)

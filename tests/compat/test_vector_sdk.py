@@ -283,16 +283,113 @@ def test_update_data_reembeds_on_an_index_with_a_model(sdk, ns):
 # -- namespaces, reset, info ---------------------------------------------------------------------
 
 
-def test_reset_one_namespace_then_all(sdk, ns):
+def test_reset_empties_a_namespace_and_keeps_it(sdk, ns):
+    # "The namespace will be completely empty after /reset is called, but will not be deleted."
+    ix = sdk("nomodel")
+    ix.upsert([("a", unit(0), {"k": 1}), ("b", unit(1))], namespace=ns)
+    assert ix.reset(namespace=ns) == "Success"
+    assert ns in ix.list_namespaces() and ix.info().namespaces[ns].vector_count == 0
+    page = ix.range(limit=10, namespace=ns)
+    assert page.vectors == [] and page.next_cursor == ""
+    assert ix.query(vector=unit(0), top_k=5, namespace=ns) == []
+    assert ix.fetch(["a", "b"], namespace=ns) == [None, None]
+    assert ix.delete_namespace(ns) is None  # the reset namespace is still there to delete
+    assert ns not in ix.list_namespaces() and ns not in ix.info().namespaces
+
+
+def test_reset_of_one_namespace_leaves_the_others(sdk, ns):
     ix = sdk("sparse")
     for name in (f"{ns}-a", f"{ns}-b"):
         ix.upsert([("s", ([1], [1.0]))], namespace=name)
     assert ix.reset(namespace=f"{ns}-a") == "Success"
     assert ix.fetch("s", namespace=f"{ns}-a") == [None] and ix.fetch("s", namespace=f"{ns}-b")[0].id == "s"
-    ix.upsert([("d", ([1], [1.0]))])  # the default namespace
+    counts = ix.info().namespaces
+    assert counts[f"{ns}-a"].vector_count == 0 and counts[f"{ns}-b"].vector_count == 1
+
+
+def test_reset_all_empties_every_namespace_and_keeps_them(sdk, ns):
+    ix = sdk("sparse")
+    for name in (f"{ns}-a", f"{ns}-b", ""):
+        ix.upsert([("s", ([1], [1.0]))], namespace=name)
     assert ix.reset(all=True) == "Success"
-    info = ix.info()
-    assert info.vector_count == 0 and ix.list_namespaces() == [""]
+    info, names = ix.info(), ix.list_namespaces()
+    assert info.vector_count == 0 and all(n.vector_count == 0 for n in info.namespaces.values())
+    assert {"", f"{ns}-a", f"{ns}-b"} <= set(names) and set(info.namespaces) == set(names)
+    assert ix.range(limit=10, namespace=f"{ns}-a").vectors == [] and ix.fetch("s") == [None]
+    assert ix.delete_namespace(f"{ns}-a") is None and ix.delete_namespace(f"{ns}-b") is None
+
+
+def test_deleting_the_last_vector_keeps_the_namespace(sdk, ns):
+    ix = sdk("nomodel")
+    ix.upsert([("one", unit(0), {"g": 1}), ("two", unit(1), {"g": 2})], namespace=ns)
+    assert ix.delete("one", namespace=ns).deleted == 1
+    assert ix.delete(filter="g = 2", namespace=ns).deleted == 1
+    assert ns in ix.list_namespaces() and ix.info().namespaces[ns].vector_count == 0
+    assert ix.range(limit=10, namespace=ns).vectors == []
+    assert ix.delete_namespace(ns) is None
+
+
+def test_a_namespace_is_created_by_an_upsert_only(sdk, ns):
+    ix = sdk("nomodel")
+    # reads, deletes, updates and resets of a namespace that does not exist answer as for an empty one
+    page = ix.range(limit=10, namespace=ns)
+    assert page.vectors == [] and page.next_cursor == ""
+    assert ix.query(vector=unit(0), namespace=ns) == []
+    assert ix.fetch(["x"], namespace=ns) == [None]
+    assert ix.delete(["x"], namespace=ns).deleted == 0
+    assert ix.update("x", metadata={"k": 1}, namespace=ns) is False
+    assert ix.reset(namespace=ns) == "Success"
+    first, handle = ix.resumable_query(vector=unit(0), top_k=2, namespace=ns)
+    assert first == []
+    ix.wait(handle.stop())
+    assert ns not in ix.list_namespaces() and ns not in ix.info().namespaces  # and none of them made it
+    ix.upsert([("x", unit(0))], namespace=ns)
+    assert ns in ix.list_namespaces() and ix.info().namespaces[ns].vector_count == 1
+
+
+def test_the_default_namespace_always_exists_and_cannot_be_deleted(sdk, ns):
+    ix = sdk("nomodel")
+    assert ix.reset() == "Success"
+    assert "" in ix.list_namespaces() and ix.info().namespaces[""].vector_count == 0
+    # AsyncIndex refuses this itself (ClientError); Index sends it and the sandbox refuses it
+    with pytest.raises((UpstashError, ClientError), match="default namespace"):
+        ix.delete_namespace("")
+    assert "" in ix.list_namespaces()
+
+
+def test_delete_namespace_of_one_that_does_not_exist_names_it_and_the_index(sdk, ns):
+    # the service's 404 reads "Namespace ns for the index $NAME does not exist"
+    with pytest.raises(UpstashError, match=re.escape(f"Namespace {ns} for the index nomodel does not exist")):
+        sdk("nomodel").delete_namespace(ns)
+
+
+def test_delete_namespace_removes_the_namespace_and_its_vectors(sdk, ns):
+    ix = sdk("nomodel")
+    ix.upsert([("old", unit(0)), ("older", unit(1))], namespace=ns)
+    assert ix.delete_namespace(ns) is None
+    assert ns not in ix.list_namespaces() and ns not in ix.info().namespaces
+    ix.upsert([("new", unit(2))], namespace=ns)  # the same name again starts empty
+    assert ids(ix.range(limit=10, namespace=ns).vectors) == ["new"]
+
+
+def test_an_emptied_namespace_survives_a_sandbox_restart(tmp_path):
+    def index(sb: Sandbox) -> Index:
+        return Index(sb.env["SVC_VECTOR_NOMODEL_URL"], sb.env["SVC_VECTOR_TOKEN"], retries=0)
+
+    with Sandbox(tmp_path, areas=["vector"]) as sb:
+        ix = index(sb)
+        for name in ("was-reset", "was-emptied", "was-deleted"):
+            ix.upsert([("v", unit(0))], namespace=name)
+        ix.reset(namespace="was-reset")
+        ix.delete("v", namespace="was-emptied")
+        ix.delete_namespace("was-deleted")
+    with Sandbox(tmp_path, areas=["vector"]) as sb:
+        ix = index(sb)
+        assert ix.list_namespaces() == ["", "was-emptied", "was-reset"]
+        assert ix.info().namespaces["was-reset"].vector_count == 0
+        assert ix.delete_namespace("was-reset") is None
+    with Sandbox(tmp_path, areas=["vector"]) as sb:
+        assert index(sb).list_namespaces() == ["", "was-emptied"]
 
 
 def test_list_namespaces_and_delete_namespace(sdk, ns):

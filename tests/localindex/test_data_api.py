@@ -118,3 +118,79 @@ def test_delete_needs_exactly_one_selector_and_a_real_filter():
     with pytest.raises(InvalidRequest, match="reset"):
         idx.delete(filter="")
     assert idx.delete(filter="k = 1") == 1
+
+
+# -- namespaces as the service keeps them ----------------------------------------------------------
+
+
+def test_an_emptied_namespace_is_kept_across_a_reopen_and_a_deleted_one_is_not(tmp_path):
+    idx = nomodel(tmp_path / "ns")
+    for name in ("was-reset", "was-emptied", "was-deleted"):
+        idx.upsert({"id": "v", "vector": unit(0)}, namespace=name)
+    idx.reset("was-reset")
+    assert idx.delete("v", "was-emptied") == 1
+    idx.delete_namespace("was-deleted")
+    assert idx.namespaces() == ["", "was-emptied", "was-reset"]
+    idx.close()
+    again = nomodel(tmp_path / "ns")
+    assert again.namespaces() == ["", "was-emptied", "was-reset"]
+    assert {name: n["vectorCount"] for name, n in again.info()["namespaces"].items()} == \
+        {"": 0, "was-emptied": 0, "was-reset": 0}
+    again.upsert({"id": "w", "vector": unit(1)}, namespace="was-reset")  # an emptied namespace takes vectors
+    assert [h["id"] for h in again.query({"vector": unit(1), "topK": 3}, "was-reset", text=False)] == ["w"]
+
+
+def test_reset_all_empties_every_namespace_and_keeps_them_across_a_reopen(tmp_path):
+    idx = nomodel(tmp_path / "all")
+    for name in ("", "a", "b"):
+        idx.upsert({"id": "v", "vector": unit(0)}, namespace=name)
+    idx.reset(all=True)
+    assert len(idx) == 0 and idx.namespaces() == ["", "a", "b"]
+    idx.close()
+    again = nomodel(tmp_path / "all")
+    assert len(again) == 0 and again.namespaces() == ["", "a", "b"]
+    again.delete_namespace("a")
+    assert again.namespaces() == ["", "b"]
+
+
+def test_operations_on_a_namespace_that_does_not_exist_create_nothing():
+    idx = nomodel()
+    assert idx.range({"limit": 5}, "ghost") == {"nextCursor": "", "vectors": []}
+    assert idx.query({"vector": unit(0)}, "ghost", text=False) == []
+    assert idx.fetch(["x"], "ghost") == [None]
+    assert idx.delete(["x"], "ghost") == 0
+    assert idx.update({"id": "x", "metadata": {"k": 1}}, "ghost") == {"updated": 0}
+    idx.reset("ghost")
+    assert idx.namespaces() == [""] and list(idx.info()["namespaces"]) == [""]
+    with pytest.raises(UnknownName, match="Namespace ghost does not exist"):
+        idx.delete_namespace("ghost")
+
+
+def test_delete_namespace_names_the_namespace_and_the_index_and_spares_the_default():
+    idx = LocalIndex(kind="dense", model=False, dimension=DIM, name="docs")
+    with pytest.raises(UnknownName, match="^Namespace gone for the index docs does not exist$") as caught:
+        idx.delete_namespace("gone")
+    assert caught.value.status == 404
+    with pytest.raises(InvalidRequest, match="default namespace cannot be deleted") as refused:
+        idx.delete_namespace("")
+    assert refused.value.status == 400 and idx.namespaces() == [""]
+
+
+def test_an_index_file_from_before_the_namespaces_table_keeps_its_namespaces_through_a_reset(tmp_path):
+    directory = tmp_path / "old"
+    directory.mkdir()
+    db = sqlite3.connect(directory / "index.sqlite3")
+    db.executescript("""
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE vectors (namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT,
+                              metadata TEXT, vector BLOB, PRIMARY KEY (namespace, id));
+    """)
+    db.execute("INSERT INTO vectors VALUES ('old-ns', 'old', 1, NULL, NULL, ?)",
+               (np.asarray(unit(2), dtype=np.float32).tobytes(),))
+    db.commit()
+    db.close()
+    idx = nomodel(directory)
+    assert idx.namespaces() == ["", "old-ns"]
+    idx.reset("old-ns")  # its only row goes: the namespace must still be known after a reopen
+    idx.close()
+    assert nomodel(directory).namespaces() == ["", "old-ns"]

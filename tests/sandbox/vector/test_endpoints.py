@@ -203,6 +203,31 @@ def test_namespace_names_survive_the_path(sparse_index, namespace):
     assert sparse_index.delete("n1", namespace=namespace) == 1
 
 
+def test_delete_namespace_answers_the_services_404_and_refuses_the_default_with_400(vector_sandbox):
+    missing = raw_post(vector_sandbox, "nomodel", "/delete-namespace/never-made", None)
+    assert missing.status_code == 404
+    assert missing.json() == {"error": "Namespace never-made for the index nomodel does not exist", "status": 404}
+    # upstash-vector's Index sends /delete-namespace for "", @upstash/vector /delete-namespace/
+    for path in ("/delete-namespace", "/delete-namespace/"):
+        refused = raw_post(vector_sandbox, "nomodel", path, [])
+        assert refused.status_code == 400 and "default namespace cannot be deleted" in refused.json()["error"]
+
+
+def test_a_namespace_reset_in_the_js_sdks_form_is_kept(vector_sandbox):
+    # @upstash/vector 1.2.3 POSTs [] to reset/{ns}, list-namespaces and delete-namespace/{ns}
+    ns = "js-reset"
+    assert raw_post(vector_sandbox, "nomodel", f"/upsert/{ns}", {"id": "a", "vector": [0.1] * 384}).is_success
+    assert raw_post(vector_sandbox, "nomodel", f"/reset/{ns}", []).json() == {"result": "Success"}
+    assert ns in raw_post(vector_sandbox, "nomodel", "/list-namespaces", []).json()["result"]
+    page = raw_post(vector_sandbox, "nomodel", f"/range/{ns}", {"cursor": "", "limit": 5}).json()
+    assert page == {"result": {"nextCursor": "", "vectors": []}}
+    info = httpx.get(vector_sandbox.env["SVC_VECTOR_NOMODEL_URL"] + "/info",
+                     headers={"Authorization": f"Bearer {vector_sandbox.env['SVC_VECTOR_TOKEN']}"}).json()
+    assert info["result"]["namespaces"][ns] == {"vectorCount": 0, "pendingVectorCount": 0}
+    assert raw_post(vector_sandbox, "nomodel", f"/delete-namespace/{ns}", []).json() == {"result": "Success"}
+    assert ns not in raw_post(vector_sandbox, "nomodel", "/list-namespaces", []).json()["result"]
+
+
 def test_upsert_fetch_delete_round_trip(dense):
     ns = "round-trip"
     assert dense.upsert_data({"id": "one", "data": "first text", "metadata": {"k": 1}}, namespace=ns) == "Success"
