@@ -63,8 +63,8 @@ SCHEMAS: dict[str, Any] = {
     },
     "KvCommand": {
         "type": "array", "minItems": 1,
-        "description": "command name, then its arguments in protocol order",
-        "items": {"oneOf": [{"type": "string"}, {"type": "number"}]},
+        "description": "command name, then its arguments in protocol order (a boolean is the text true or false)",
+        "items": {"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]},
     },
     "VectorError": {
         "type": "object", "required": ["error", "status"],
@@ -389,132 +389,15 @@ def _devapi_paths() -> dict[str, Any]:
     }
 
 
-# -- area D: queue -----------------------------------------------------------------------------------
-def _queue_paths() -> dict[str, Any]:
-    states = {"type": "string", "enum": [s.value for s in RunState]}
-    event_states = {"type": "string", "enum": ["CREATED", "ACTIVE", "RETRY", "ERROR", "DELIVERED", "FAILED",
-                                               "CANCEL_REQUESTED", "CANCELED", "IN_PROGRESS"]}
-    logs_params = [
-        _query("cursor", _STRING, "the cursor of the previous page"),
-        _query("workflowRunId", _STRING), _query("workflowUrl", _STRING),
-        _query("workflowCreatedAt", {"type": "integer"}, "Unix milliseconds"),
-        _query("state", states),
-        _query("fromDate", {"type": "integer"}), _query("toDate", {"type": "integer"}),
-        _query("count", {"type": "integer", "minimum": 1, "maximum": 10, "default": 10}),
-        _query("label", _STRING),
-    ]
-    no_source = "nothing in the sandbox comes from a URL group, queue or schedule: matches no entry"
-    dlq_params = [
-        _query("cursor", _STRING), _query("count", {"type": "integer", "minimum": 1, "maximum": 100}),
-        _query("messageId", _STRING), _query("url", _STRING), _query("label", _STRING),
-        _query("callerIp", _STRING), _query("responseStatus", {"type": "integer"}),
-        _query("fromDate", {"type": "integer"}, "entered the DLQ at or after, Unix ms"),
-        _query("toDate", {"type": "integer"}, "entered the DLQ at or before, Unix ms"),
-        _query("workflowRunId", _STRING), _query("workflowUrl", _STRING),
-        _query("workflowCreatedAt", {"type": "integer"}),
-        _query("topicName", _STRING, no_source), _query("queueName", _STRING, no_source),
-        _query("scheduleId", _STRING, no_source),
-    ]
-    events_params = [
-        _query("cursor", _STRING), _query("count", {"type": "integer", "minimum": 1, "maximum": 1000}),
-        _query("messageId", _STRING),
-        {**_query("messageIds", {"type": "array", "items": _STRING}), "style": "form", "explode": True},
-        _query("state", event_states), _query("url", _STRING), _query("label", _STRING),
-        _query("fromDate", {"type": "integer"}), _query("toDate", {"type": "integer"}),
-        _query("workflowRunId", _STRING),
-        _query("topicName", _STRING, no_source), _query("queueName", _STRING, no_source),
-        _query("scheduleId", _STRING, no_source),
-    ]
-    run_headers = [
-        _header("Service-Flow-Control-Key", _STRING), _header("Service-Flow-Control-Value", _STRING),
-        _header("Service-Retries", {"type": "integer", "minimum": 0}),
-        _header("Service-Workflow-RunId", _STRING),
-    ]
-    ids = {"type": "array", "items": {"type": "string", "minLength": 1}}
-    dlq_ids_body = {"type": "object", "properties": {"dlqIds": ids}}
-    many_runs = _json({"type": "object", "required": ["workflowRuns"], "properties": {
-        "workflowRuns": {"type": "array", "items": _ref("RunHandle")}}}, "the fresh runs, in the order given")
-    from_dlq_errors = {400: "no dlqIds, or a header has the wrong type",
-                       404: "one of the DLQ entries does not exist (nothing started)",
-                       422: "a workflow is not registered"}
-    dlq_message = {"type": "object", "required": ["dlqId", "messageId", "url", "method", "maxRetries",
-                                                  "notBefore", "createdAt", "responseStatus"]}
-    return {
-        "/queue/v2/workflows/logs": {"get": _operation(
-            "queue", "queue_workflow_logs", "workflow runs with their steps, newest first, paginated",
-            _json({"type": "object", "required": ["runs"], "properties": {
-                "cursor": _STRING, "runs": {"type": "array", "items": _ref("WorkflowRun")}}}),
-            {400: "a parameter has the wrong type or is out of range"}, params=logs_params)},
-        "/queue/v2/workflows/runs/{workflowRunId}": {"delete": _operation(
-            "queue", "queue_cancel_run", "cancel a run in progress", _json({"type": "string", "enum": ["OK"]}),
-            {404: "no such run", 422: "the run is not in progress"}, params=[_path_param("workflowRunId")])},
-        "/queue/v2/workflows/runs": {"delete": _operation(
-            "queue", "queue_cancel_runs", "cancel runs in progress: by ids, by URL prefix, or all (empty body)",
-            _json({"type": "object", "required": ["cancelled"], "properties": {"cancelled": _INT}}),
-            {400: "the body is not an object of workflowRunIds or workflowUrl"},
-            body={"type": "object", "properties": {"workflowRunIds": ids, "workflowUrl": _STRING}},
-            body_required=False)},
-        "/queue/v2/dlq": {
-            "get": _operation(
-                "queue", "queue_list_dlq", "dead-letter-queue messages, newest first",
-                _json({"type": "object", "required": ["messages"], "properties": {
-                    "cursor": _STRING, "messages": {"type": "array", "items": dlq_message}}}),
-                {400: "a parameter has the wrong type or is out of range"}, params=dlq_params),
-            "delete": _operation(
-                "queue", "queue_delete_dlq_many", "delete DLQ entries (unknown ids are skipped)",
-                _json({"type": "object", "required": ["deleted"], "properties": {"deleted": _INT}}),
-                {400: "dlqIds is not an array of strings"}, body=dlq_ids_body, body_required=False),
-        },
-        "/queue/v2/dlq/{dlqId}": {
-            "get": _operation("queue", "queue_get_dlq", "one DLQ entry", _json(dlq_message),
-                              {404: "no such DLQ entry"}, params=[_path_param("dlqId")]),
-            "delete": _operation("queue", "queue_delete_dlq", "delete one DLQ entry",
-                                 _json({"type": "string", "enum": ["OK"]}), {404: "no such DLQ entry"},
-                                 params=[_path_param("dlqId")]),
-        },
-        "/queue/v2/dlq/resume/{dlqId}": {"post": _operation(
-            "queue", "queue_resume_dlq", "resume a failed run from its DLQ entry (succeeded steps are kept)",
-            _json(_ref("RunHandle")), {400: "a header has the wrong type", 404: "no such DLQ entry",
-                                       422: "the workflow is not registered"},
-            params=[_path_param("dlqId"), *run_headers])},
-        "/queue/v2/dlq/resume": {"post": _operation(
-            "queue", "queue_resume_dlq_many", "resume several failed runs (dlqIds in the body or the query)",
-            many_runs, from_dlq_errors,
-            params=[{**_query("dlqIds", {"type": "array", "items": _STRING}), "style": "form", "explode": True},
-                    *run_headers],
-            body=dlq_ids_body, body_required=False)},
-        "/queue/v2/dlq/restart/{dlqId}": {"post": _operation(
-            "queue", "queue_restart_dlq", "restart a failed run from its first step (nothing is kept)",
-            _json(_ref("RunHandle")), {400: "a header has the wrong type", 404: "no such DLQ entry",
-                                       422: "the workflow is not registered"},
-            params=[_path_param("dlqId"), *run_headers])},
-        "/queue/v2/dlq/restart": {"post": _operation(
-            "queue", "queue_restart_dlq_many", "restart several failed runs (dlqIds in the body or the query)",
-            many_runs, from_dlq_errors,
-            params=[{**_query("dlqIds", {"type": "array", "items": _STRING}), "style": "form", "explode": True},
-                    *run_headers],
-            body=dlq_ids_body, body_required=False)},
-        "/queue/v2/events": {"get": _operation(
-            "queue", "queue_events", "the events log: one event per delivery the runner made, newest first",
-            _json({"type": "object", "required": ["events"], "properties": {
-                "cursor": _STRING, "events": {"type": "array", "items": {
-                    "type": "object", "required": ["time", "messageId", "state", "url"]}}}}),
-            {400: "a parameter has the wrong type or is out of range"}, params=events_params)},
-        "/queue/v2/trigger/{url}": {"post": _operation(
-            "queue", "queue_trigger", "start a run of a registered workflow (body = payload)",
-            _json(_ref("RunHandle")), {400: "a header has the wrong type", 404: "no workflow at that URL"},
-            params=[_path_param("url", "the workflow URL (may contain '/')"), *run_headers,
-                    _header("Service-Label", _STRING)],
-            body={}, body_required=False)},
-    }
-
-
 def _build() -> dict[str, Any]:
     paths: dict[str, Any] = {
         OPENAPI_PATH: {"get": {"operationId": "openapi", "summary": "this document", "tags": ["sandbox"],
                                "security": [], "responses": {"200": _json({"type": "object"})}}},
     }
-    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), _queue_paths()):
+    # area D's paths are in their own module; it uses the helpers above (defined by now)
+    from svckit.sandbox.openapi_queue import queue_paths
+
+    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), queue_paths()):
         paths.update(part)
     for item in paths.values():  # anything outside the areas is a 404 from the sandbox itself
         for op in item.values():

@@ -3,7 +3,8 @@
 The bearer token is the CURRENT ``token`` of the queue account record in the store, read on every
 request, so a token rotated through /devapi/v2 is refused from the very next request on.
 
-Routes (the spec's two, then what the hosted service's SDKs call; state rules in docs/errors.md):
+Routes: the spec's two, then what the hosted service's SDKs call (state rules in docs/errors.md;
+the filters, pages and reply shapes in :mod:`svckit.sandbox.queue_reads`):
 - ``GET  /v2/workflows/logs``           every filter of the spec; newest first; ``count`` 1..10
   (default 10; a larger value is rejected with 400, see docs/errors.md); cursor pagination that returns
   every run exactly once and leaves ``cursor`` out on the last page.
@@ -12,17 +13,33 @@ Routes (the spec's two, then what the hosted service's SDKs call; state rules in
   ``{"workflowRuns": [{workflowRunId, workflowCreatedAt}, ...]}`` in the order given.
 - ``POST /v2/dlq/restart/{dlqId}``, ``POST /v2/dlq/restart``   the same, from the first step.
 - ``GET  /v2/dlq``                      the qstash SDK's DLQ message shape and every filter of its
-  ``DlqFilter``, newest first, ``count`` 1..100 (default 100), cursor.
+  ``DlqFilter`` and of the workflow SDK's list, newest first, ``count`` 1..100 (default 100), cursor.
 - ``GET|DELETE /v2/dlq/{dlqId}``        one entry; delete answers ``"OK"``.
 - ``DELETE /v2/dlq``                    ``{"dlqIds": [...]}`` -> ``{"deleted": n}``.
 - ``DELETE /v2/workflows/runs/{id}``    cancel, like the real service (200 ``"OK"``; 404; 422 when
   the run is not in progress).
-- ``DELETE /v2/workflows/runs``         ``{"workflowRunIds": [...]}``, ``{"workflowUrl": prefix}`` or
-  ``{}`` / no body (every run in progress) -> ``{"cancelled": n}``.
+- ``DELETE /v2/workflows/runs``         cancel many -> ``{"cancelled": n}``: the workflow SDK's query
+  (``?workflowRunIds=`` repeated; or the run filters, ``workflowUrl`` a prefix unless
+  ``workflowUrlExactMatch=true``, at most ``count``, default 100, newest first; or ``count`` alone:
+  every run in progress, ``count`` of them); or the older body ``{"workflowRunIds": [...]}``,
+  ``{"workflowUrl": prefix}``, ``{}`` / nothing (every run in progress).
 - ``GET  /v2/events``                   the events log (one event per delivery the runner made) in the
   qstash SDK's shape and with its ``LogFilter``; newest first, ``count`` 1..1000 (default 1000), cursor.
 - ``POST /v2/trigger/{workflowUrl}``    start a run of a registered workflow (body = payload; headers
   Service-Workflow-RunId, Service-Retries, Service-Label, Service-Flow-Control-Key/-Value).
+
+The workflow SDK's ``Client`` (``/v2/workflows/...``):
+- ``GET  /v2/workflows/events?groupBy=workflowRunId``   ``logs()``: the runs, as ``/v2/workflows/logs``.
+- ``POST /v2/workflows/dlq/resume``, ``/restart``, ``DELETE /v2/workflows/dlq``   by ``?dlqIds=``
+  (repeated), or one page of the entries the DLQ filters select (none: every entry), ``count``
+  (default 100, at most 1000) at a time, newest first, with the ``cursor`` of the next page; reply
+  ``{workflowRuns}`` or ``{deleted}``, plus ``cursor`` while entries remain.
+- ``POST /v2/batch``                    ``Client.trigger()``: each message whose destination is a registered
+  workflow starts a run of it (its ``Upstash-*`` headers are the run's options); ``[{messageId}]``,
+  ``deduplicated`` for a run id already in progress. Other messages (plain publishing) are not served.
+- ``POST /v2/workflows/dlq/callback/{dlqId}``   call the run's failure function again
+  (:mod:`svckit.sandbox.failure`): ``{workflowRunId, workflowCreatedAt}``; 404; 422 when the run has no
+  failure callback or it has not failed.
 
 Message size: a run's message may not be larger than the queue account's ``max_message_size``, read
 from the live record (a plan upgrade changes it at once): a trigger body over it is answered 413
@@ -30,19 +47,16 @@ from the live record (a plan upgrade changes it at once): a trigger body over it
 sets another), and trigger, resume and restart answer 413 when the message, as compact JSON, is over it.
 
 Sources for the shapes the spec does not show: qstash 3.4.0's ``dlq.py``, ``log.py`` and
-``message.py`` (installed) for the DLQ and events; upstash/workflow-js ``src/client/index.ts``
-(bulk cancel: ``DELETE /v2/workflows/runs`` with ``{workflowRunIds}``, ``{workflowUrl}`` as a URL
-prefix, or ``{}`` for all; reply ``{cancelled}``) and ``src/client/dlq.ts`` (resume / restart by
-``dlqIds``, reply ``{workflowRuns: [...]}``). The hosted service serves resume and restart under
-``/v2/workflows/dlq/``; the sandbox keeps the spec's ``/v2/dlq/`` prefix.
+``message.py`` (installed) for the DLQ and events; @upstash/workflow 1.3.3's ``Client`` and ``DLQ``
+(``src/client/index.ts``, ``src/client/dlq.ts``, and ``buildBulkActionQueryParameters``: ids, filters,
+``count`` and ``cursor`` as query parameters, arrays repeated).
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -51,10 +65,25 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from svckit.queue.models import EventState, RunState
 from svckit.sandbox.area import Area, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.failure import CallbackError
 from svckit.sandbox.http import ApiError, AuthGate, json_app
+from svckit.sandbox.queue_reads import (
+    BULK_COUNT,
+    MAX_BULK_COUNT,
+    RUN_FILTERS,
+    Filter,
+    dlq_page,
+    get_dlq,
+    int_param,
+    list_dlq,
+    list_events,
+    list_runs,
+    values,
+    where,
+    with_cursor,
+)
 from svckit.sandbox.runner import (
     DEFAULT_WORKERS,
     InvalidState,
@@ -62,36 +91,12 @@ from svckit.sandbox.runner import (
     NotFoundError,
     UnknownWorkflow,
     WorkflowRunner,
-    decode_cursor,
-    encode_cursor,
 )
+from svckit.sandbox.steps import _message_id
 from svckit.sandbox.store import Store
 
-MAX_LOGS_COUNT = 10
-MAX_DLQ_COUNT = 100
-#: qstash's ``LogApi.list``: "Default and max is 1000".
-MAX_EVENTS_COUNT = 1000
-EVENT_STATES = tuple(s.value for s in EventState)
-#: SQLite stores integers in 64 bits; a larger value must be a 400, not an OverflowError (500).
-INT64_MAX = 2**63 - 1
 
-
-# -- parameter parsing --------------------------------------------------------------------------
-def _int_param(name: str, raw: str | None, minimum: int = 0, maximum: int | None = None) -> int | None:
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, f"{name}: must be an integer, got {raw!r}") from None
-    if maximum is None and value > INT64_MAX:
-        maximum = INT64_MAX
-    if value < minimum or (maximum is not None and value > maximum):
-        bounds = f"from {minimum} to {maximum}" if maximum is not None else f"at least {minimum}"
-        raise ApiError(400, f"{name}: must be {bounds}, got {value}")
-    return value
-
-
+# -- request headers and bodies -----------------------------------------------------------------
 def _str_header(request: Request, name: str) -> str | None:
     value = request.headers.get(name)
     if value is not None and not value.strip():
@@ -99,241 +104,6 @@ def _str_header(request: Request, name: str) -> str | None:
     return value
 
 
-def _cursor(raw: str | None) -> tuple[int, str] | None:
-    if raw is None:
-        return None
-    try:
-        return decode_cursor(raw)
-    except ValueError as exc:
-        raise ApiError(400, str(exc)) from None
-
-
-def _values(params: Any, name: str) -> list[str]:
-    """Every value of a repeated query parameter (``?messageIds=a&messageIds=b``)."""
-    getlist = getattr(params, "getlist", None)
-    if getlist is not None:
-        return list(getlist(name))
-    value = params.get(name)
-    return [] if value is None else list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-#: a filter that no sandbox entry can match: nothing is published to a URL group or a queue, or by a
-#: schedule, in the sandbox (the runner delivers to workflow URLs directly).
-NEVER = "0"
-
-# filter parameter -> SQL clause; ``int`` marks the numeric ones (a non-number is a 400).
-_Filters = Sequence[tuple[str, str, bool]]
-_RUN_FILTERS: _Filters = (
-    ("workflowRunId", "run_id = ?", False), ("workflowUrl", "url = ?", False), ("label", "label = ?", False),
-    ("workflowCreatedAt", "created_at = ?", True), ("fromDate", "created_at >= ?", True),
-    ("toDate", "created_at <= ?", True),
-)
-_DLQ_FILTERS: _Filters = (
-    ("messageId", "d.message_id = ?", False), ("url", "r.url = ?", False), ("label", "r.label = ?", False),
-    ("callerIp", "r.caller_ip = ?", False), ("responseStatus", "d.response_status = ?", True),
-    ("fromDate", "d.created_at >= ?", True), ("toDate", "d.created_at <= ?", True),
-    # the workflow SDK's DLQ filters
-    ("workflowRunId", "r.run_id = ?", False), ("workflowUrl", "r.url = ?", False),
-    ("workflowCreatedAt", "r.created_at = ?", True),
-    ("topicName", NEVER, False), ("queueName", NEVER, False), ("scheduleId", NEVER, False),
-)
-_EVENT_FILTERS: _Filters = (
-    ("messageId", "e.message_id = ?", False), ("url", "r.url = ?", False), ("label", "r.label = ?", False),
-    ("fromDate", "e.time >= ?", True), ("toDate", "e.time <= ?", True),
-    ("workflowRunId", "r.run_id = ?", False),
-    ("topicName", NEVER, False), ("queueName", NEVER, False), ("scheduleId", NEVER, False),
-)
-
-
-def _where(params: Any, filters: _Filters) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    args: list[Any] = []
-    for name, clause, numeric in filters:
-        raw = params.get(name)
-        if raw is None:
-            continue
-        value = _int_param(name, raw) if numeric else raw
-        where.append(clause)
-        if "?" in clause:
-            args.append(value)
-    return where, args
-
-
-def _page(store: Store, select: str, where: list[str], args: list[Any], params: Any, *, maximum: int,
-          order: tuple[str, str], keys: tuple[str, str], int_key: bool) -> tuple[list[Any], str | None]:
-    """One page, newest first by ``order`` (a time column, then a tie-breaking key column), after the
-    ``cursor`` parameter; also the cursor of the next page (None on the last one). ``keys`` name the
-    two columns in the result rows."""
-    count = _int_param("count", params.get("count"), 1, maximum) or maximum
-    after = _cursor(params.get("cursor"))
-    if after is not None:
-        time_col, key_col = order
-        where = [*where, f"({time_col} < ? OR ({time_col} = ? AND {key_col} < ?))"]
-        key: Any = after[1]
-        if int_key:
-            key = int(key) if key.isdigit() else -1
-        args = [*args, after[0], after[0], key]
-    sql = select + (" WHERE " + " AND ".join(where) if where else "")
-    rows = store.query(f"{sql} ORDER BY {order[0]} DESC, {order[1]} DESC LIMIT ?", (*args, count + 1))
-    page = rows[:count]
-    cursor = encode_cursor(page[-1][keys[0]], page[-1][keys[1]]) if len(rows) > count else None
-    return page, cursor
-
-
-def _with_cursor(body: dict[str, Any], cursor: str | None) -> dict[str, Any]:
-    return body if cursor is None else {"cursor": cursor, **body}
-
-
-def _present(wire: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in wire.items() if v is not None}
-
-
-# -- reading runs -------------------------------------------------------------------------------
-def _step_wire(row: Any) -> dict[str, Any]:
-    return _present({"stepId": row["step_id"], "stepName": row["step_name"], "stepType": row["step_type"],
-                     "callType": row["call_type"], "messageId": row["message_id"], "out": row["out"],
-                     "concurrent": row["concurrent"], "state": row["state"], "createdAt": row["created_at"]})
-
-
-def _run_wire(run: Any, steps: Sequence[Any]) -> dict[str, Any]:
-    groups: list[dict[str, Any]] = []
-    current = None
-    for row in steps:
-        if current is None or current[0] != row["group_no"]:
-            current = (row["group_no"], {"type": row["group_type"], "steps": []})
-            groups.append(current[1])
-        current[1]["steps"].append(_step_wire(row))
-    return _present({
-        "workflowRunId": run["run_id"], "workflowUrl": run["url"], "workflowState": run["state"],
-        "workflowRunCreatedAt": run["created_at"], "workflowRunCompletedAt": run["completed_at"],
-        "steps": groups, "label": run["label"], "flowControlKey": run["flow_control_key"],
-        "flowControlValue": run["flow_control_value"], "retries": run["retries"], "dlqId": run["dlq_id"],
-    })
-
-
-def list_runs(store: Store, params: Any) -> dict[str, Any]:
-    """``GET /v2/workflows/logs`` against the store (params: the query parameters)."""
-    where, args = _where(params, _RUN_FILTERS)
-    state = params.get("state")
-    if state is not None:
-        states = [s.value for s in RunState]
-        if state not in states:
-            raise ApiError(400, f"state: must be one of {', '.join(states)}, got {state!r}")
-        where.append("state = ?")
-        args.append(state)
-    page, cursor = _page(store, "SELECT * FROM runs", where, args, params, maximum=MAX_LOGS_COUNT,
-                         order=("created_at", "seq"), keys=("created_at", "seq"), int_key=True)
-    steps: dict[int, list[Any]] = {r["seq"]: [] for r in page}
-    if page:
-        marks = ",".join("?" * len(page))
-        for step in store.query(f"SELECT * FROM steps WHERE run_seq IN ({marks}) "
-                                "ORDER BY run_seq, group_no, step_id IS NOT NULL, step_id, seq",
-                                [r["seq"] for r in page]):
-            steps[step["run_seq"]].append(step)
-    return _with_cursor({"runs": [_run_wire(r, steps[r["seq"]]) for r in page]}, cursor)
-
-
-# -- the DLQ and the events log -------------------------------------------------------------------
-_PERIOD_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def flow_control_wire(key: str | None, value: str | None) -> dict[str, Any]:
-    """A run's flow control as the qstash SDK reads it from a message: ``flowControlKey`` plus
-    ``parallelism``, ``rate`` and ``period`` (seconds) parsed from a value such as
-    ``"parallelism=1, rate=10, period=1m"`` (the form the SDKs send); parts it cannot read are left out.
-    The value as sent is kept in ``flowControlValue``."""
-    if key is None:
-        return {}
-    wire: dict[str, Any] = {"flowControlKey": key, "flowControlValue": value}
-    for part in (value or "").split(","):
-        name, _, raw = (x.strip() for x in part.partition("="))
-        if name in ("parallelism", "rate") and raw.isdigit():
-            wire[name] = int(raw)
-        elif name == "period" and raw:
-            number, unit = (raw[:-1], raw[-1]) if raw[-1] in _PERIOD_UNITS else (raw, "s")
-            if number.isdigit():
-                wire["period"] = int(number) * _PERIOD_UNITS[unit]
-    return _present(wire)
-
-
-def _message_headers(row: Any) -> dict[str, list[str]]:
-    """The headers the runner delivered the run's messages with."""
-    headers = {"Service-Workflow-RunId": [row["run_id"]], "Service-Workflow-Url": [row["url"]]}
-    if row["body"] is not None:
-        headers["Content-Type"] = ["application/json"]
-    return headers
-
-
-_DLQ_SELECT = ("SELECT d.*, r.run_id, r.url, r.created_at AS run_created_at, r.label, r.body, r.retries, "
-               "r.flow_control_key, r.flow_control_value, r.caller_ip FROM dlq d JOIN runs r ON r.seq = d.run_seq")
-
-
-def _dlq_wire(row: Any) -> dict[str, Any]:
-    """One DLQ entry: every field qstash's ``parse_dlq_message_response`` reads, plus the workflow
-    fields of the workflow SDK's DLQ message (``workflowRunId``, ``workflowUrl``, ``workflowCreatedAt``)."""
-    return _present({
-        "dlqId": row["dlq_id"], "messageId": row["message_id"], "url": row["url"], "method": "POST",
-        "header": _message_headers(row), "body": row["body"], "maxRetries": row["retries"],
-        "notBefore": row["not_before"] if row["not_before"] is not None else row["created_at"],
-        "createdAt": row["created_at"], "callerIP": row["caller_ip"],
-        "responseStatus": row["response_status"], "responseHeader": {"Content-Type": ["text/plain"]},
-        "responseBody": row["response_body"], "label": row["label"],
-        **flow_control_wire(row["flow_control_key"], row["flow_control_value"]),
-        "workflowRunId": row["run_id"], "workflowUrl": row["url"], "workflowCreatedAt": row["run_created_at"],
-    })
-
-
-def list_dlq(store: Store, params: Any) -> dict[str, Any]:
-    """``GET /v2/dlq`` against the store: every filter of qstash's ``DlqFilter`` (see ``_DLQ_FILTERS``)."""
-    where, args = _where(params, _DLQ_FILTERS)
-    page, cursor = _page(store, _DLQ_SELECT, where, args, params, maximum=MAX_DLQ_COUNT,
-                         order=("d.created_at", "d.dlq_id"), keys=("created_at", "dlq_id"), int_key=False)
-    return _with_cursor({"messages": [_dlq_wire(r) for r in page]}, cursor)
-
-
-def get_dlq(store: Store, dlq_id: str) -> dict[str, Any]:
-    rows = store.query(_DLQ_SELECT + " WHERE d.dlq_id = ?", (dlq_id,))
-    if not rows:
-        raise ApiError(404, f"no DLQ entry {dlq_id!r}")
-    return _dlq_wire(rows[0])
-
-
-def _event_wire(row: Any) -> dict[str, Any]:
-    """One event: every field qstash's ``parse_logs_response`` reads (``body`` is base64 there), plus
-    the run and step it belongs to."""
-    body = None if row["body"] is None else base64.b64encode(row["body"].encode()).decode()
-    return _present({
-        "time": row["time"], "messageId": row["message_id"], "state": row["state"], "error": row["error"],
-        "nextDeliveryTime": row["next_delivery_time"], "url": row["url"], "header": _message_headers(row),
-        "body": body, "responseStatus": row["response_status"], "method": "POST", "maxRetries": row["retries"],
-        "label": row["label"], **flow_control_wire(row["flow_control_key"], row["flow_control_value"]),
-        "workflowRunId": row["run_id"], "workflowUrl": row["url"], "workflowCreatedAt": row["run_created_at"],
-        "stepName": row["step_name"],
-    })
-
-
-def list_events(store: Store, params: Any) -> dict[str, Any]:
-    """``GET /v2/events`` against the store: qstash's ``LogFilter`` (``messageIds`` may repeat; ``state``
-    one of the event states) and ``workflowRunId``."""
-    where, args = _where(params, _EVENT_FILTERS)
-    ids = _values(params, "messageIds")
-    if ids:
-        where.append(f"e.message_id IN ({','.join('?' * len(ids))})")
-        args += ids
-    state = params.get("state")
-    if state is not None:
-        if state not in EVENT_STATES:
-            raise ApiError(400, f"state: must be one of {', '.join(EVENT_STATES)}, got {state!r}")
-        where.append("e.state = ?")
-        args.append(state)
-    select = ("SELECT e.*, r.run_id, r.url, r.created_at AS run_created_at, r.label, r.body, r.retries, "
-              "r.flow_control_key, r.flow_control_value FROM events e JOIN runs r ON r.seq = e.run_seq")
-    page, cursor = _page(store, select, where, args, params, maximum=MAX_EVENTS_COUNT,
-                         order=("e.time", "e.seq"), keys=("time", "seq"), int_key=True)
-    return _with_cursor({"events": [_event_wire(r) for r in page]}, cursor)
-
-
-# -- request bodies of the bulk operations -------------------------------------------------------
 async def _object_body(request: Request) -> dict[str, Any]:
     """The JSON object body; no body at all is ``{}``."""
     raw = await request.body()
@@ -361,7 +131,7 @@ async def _dlq_ids(request: Request, *, required: bool) -> list[str]:
     """``dlqIds`` from the body, or from repeated ``?dlqIds=`` (the workflow SDK sends them there)."""
     ids = _id_list(await _object_body(request), "dlqIds")
     if ids is None:
-        ids = [v for v in _values(request.query_params, "dlqIds") if v]
+        ids = [v for v in values(request.query_params, "dlqIds") if v]
     if required and not ids:
         raise ApiError(400, "dlqIds: give at least one DLQ id")
     return ids
@@ -372,13 +142,61 @@ def _run_overrides(request: Request) -> dict[str, Any]:
     return {
         "flow_control_key": _str_header(request, "Service-Flow-Control-Key"),
         "flow_control_value": _str_header(request, "Service-Flow-Control-Value"),
-        "retries": _int_param("Service-Retries", request.headers.get("Service-Retries")),
+        "retries": int_param("Service-Retries", request.headers.get("Service-Retries")),
         "run_id": _str_header(request, "Service-Workflow-RunId"),
     }
 
 
 def _handle_wire(handle: Any) -> dict[str, Any]:
     return {"workflowRunId": handle.workflow_run_id, "workflowCreatedAt": handle.workflow_created_at}
+
+
+async def _array_body(request: Request) -> list[Any]:
+    try:
+        body = json.loads(await request.body())
+    except (ValueError, RecursionError):
+        raise ApiError(400, "request body is not valid JSON") from None
+    if not isinstance(body, list) or not body:
+        raise ApiError(400, "request body must be a non-empty JSON array of messages")
+    return body
+
+
+def _batch_run(message: Any) -> dict[str, Any]:
+    """A message of ``POST /v2/batch`` as :meth:`WorkflowRunner.trigger`'s arguments: its destination
+    (a registered workflow's URL), its body (JSON when it parses) and the run options of its headers,
+    under the vendor's ``Upstash-*`` or the spec's ``Service-*`` names (what the workflow SDK's
+    ``Client.trigger`` sends; ``Upstash-Label`` joins several labels with commas, the first is kept)."""
+    if not isinstance(message, dict) or not isinstance(message.get("destination"), str):
+        raise ApiError(400, "every message must be an object with a destination (the workflow URL)")
+    given = message.get("headers") or {}
+    if not isinstance(given, dict):
+        raise ApiError(400, "a message's headers must be an object of header names to values")
+    headers: dict[str, str] = {}
+    for name, value in given.items():
+        key = str(name).lower()
+        for prefix in ("upstash-", "service-"):
+            key = key.removeprefix(prefix)
+        headers[key] = str(value)
+    raw = message.get("body")
+    try:
+        body = json.loads(raw) if isinstance(raw, str) and raw else raw
+    except (ValueError, RecursionError):
+        body = raw
+    label = headers.get("label")
+    return {"url": message["destination"], "body": body, "run_id": headers.get("workflow-runid"),
+            "label": label.split(",")[0] if label else None,
+            "retries": int_param("Upstash-Retries", headers.get("retries")),
+            "flow_control_key": headers.get("flow-control-key"),
+            "flow_control_value": headers.get("flow-control-value")}
+
+
+def _cancel_filters(params: Any) -> list[Filter]:
+    """The run filters of a cancel: ``workflowUrl`` matches a prefix unless ``workflowUrlExactMatch``."""
+    exact = params.get("workflowUrlExactMatch", "false")
+    if exact not in ("true", "false"):
+        raise ApiError(400, f"workflowUrlExactMatch: must be true or false, got {exact!r}")
+    url = Filter("workflowUrl", "r.url", "=" if exact == "true" else "prefix", many=True)
+    return [url if f.param == "workflowUrl" else f for f in RUN_FILTERS]
 
 
 class QueueArea(Area):
@@ -422,6 +240,13 @@ class QueueArea(Area):
         def logs(request: Request) -> JSONResponse:
             return JSONResponse(list_runs(store, request.query_params))
 
+        def grouped_events(request: Request) -> JSONResponse:
+            group = request.query_params.get("groupBy")
+            if group != "workflowRunId":
+                raise ApiError(400, f"groupBy: the sandbox groups events by workflowRunId (the workflow SDK's "
+                                    f"logs()), got {group!r}; the events one by one are GET /v2/events")
+            return JSONResponse(list_runs(store, request.query_params))
+
         def dlq(request: Request) -> JSONResponse:
             return JSONResponse(list_dlq(store, request.query_params))
 
@@ -438,7 +263,17 @@ class QueueArea(Area):
             ids = await _dlq_ids(request, required=False)
             return JSONResponse({"deleted": await run_in_threadpool(runner.delete_dlq, ids)})
 
-        def from_dlq(start: Any, dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
+        async def dlq_selection(request: Request) -> tuple[list[str], str | None]:
+            """The entries a workflow-SDK bulk action acts on: the ``dlqIds`` given, else one page of
+            those the filters select (no filter: every entry), with the cursor of the next page."""
+            ids = await _dlq_ids(request, required=False)
+            if ids:
+                return ids, None
+            entries, cursor = await run_in_threadpool(lambda: dlq_page(
+                store, request.query_params, maximum=MAX_BULK_COUNT, default=BULK_COUNT))
+            return [e["dlq_id"] for e in entries], cursor
+
+        def from_dlq(start: Callable[..., list[Any]], dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
             try:
                 return start(dlq_ids, **overrides)
             except NotFoundError as exc:
@@ -448,18 +283,39 @@ class QueueArea(Area):
             except MessageTooLarge as exc:  # the plan's limit shrank since the run was made
                 raise ApiError(413, str(exc)) from None
 
-        def one_from_dlq(start: Any) -> Any:
+        def one_from_dlq(start: Callable[..., list[Any]]) -> Any:
             def handler(request: Request) -> JSONResponse:
                 (handle,) = from_dlq(start, [request.path_params["dlqId"]], _run_overrides(request))
                 return JSONResponse(_handle_wire(handle))
             return handler
 
-        def many_from_dlq(start: Any) -> Any:
+        def many_from_dlq(start: Callable[..., list[Any]]) -> Any:
             async def handler(request: Request) -> JSONResponse:
                 ids, overrides = await _dlq_ids(request, required=True), _run_overrides(request)
                 handles = await run_in_threadpool(from_dlq, start, ids, overrides)
                 return JSONResponse({"workflowRuns": [_handle_wire(h) for h in handles]})
             return handler
+
+        def selected_from_dlq(start: Callable[..., list[Any]]) -> Any:
+            async def handler(request: Request) -> JSONResponse:
+                overrides = _run_overrides(request)
+                ids, cursor = await dlq_selection(request)
+                handles = await run_in_threadpool(from_dlq, start, ids, overrides)
+                return JSONResponse(with_cursor({"workflowRuns": [_handle_wire(h) for h in handles]}, cursor))
+            return handler
+
+        async def dlq_delete_selected(request: Request) -> JSONResponse:
+            ids, cursor = await dlq_selection(request)
+            return JSONResponse(with_cursor({"deleted": await run_in_threadpool(runner.delete_dlq, ids)}, cursor))
+
+        def retry_callback(request: Request) -> JSONResponse:
+            try:
+                handle = runner.retry_failure_function(request.path_params["dlqId"])
+            except NotFoundError as exc:
+                raise ApiError(404, str(exc)) from None
+            except (CallbackError, UnknownWorkflow) as exc:
+                raise ApiError(422, str(exc)) from None
+            return JSONResponse(_handle_wire(handle))
 
         def cancel(request: Request) -> JSONResponse:
             try:
@@ -471,14 +327,22 @@ class QueueArea(Area):
             return JSONResponse("OK")
 
         async def cancel_many(request: Request) -> JSONResponse:
-            body = await _object_body(request)
-            run_ids = _id_list(body, "workflowRunIds")
+            params = request.query_params
+            run_ids = [v for v in values(params, "workflowRunIds") if v]
+            clauses, args = where(params, _cancel_filters(params))
+            if run_ids or clauses or "count" in params:  # the workflow SDK's query
+                limit = None if run_ids else int_param("count", params.get("count"), 1, MAX_BULK_COUNT) or BULK_COUNT
+                count = await run_in_threadpool(lambda: runner.cancel_many(
+                    run_ids=run_ids or None, where=clauses, args=args, limit=limit))
+                return JSONResponse({"cancelled": count})
+            body = await _object_body(request)  # the older body form
+            body_ids = _id_list(body, "workflowRunIds")
             url = body.get("workflowUrl")
             if url is not None and (not isinstance(url, str) or not url):
                 raise ApiError(400, "workflowUrl: must be a non-empty string (a URL prefix)")
-            if run_ids is not None and url is not None:
+            if body_ids is not None and url is not None:
                 raise ApiError(400, "give either workflowRunIds or workflowUrl, not both")
-            count = await run_in_threadpool(lambda: runner.cancel_many(run_ids=run_ids, url_prefix=url))
+            count = await run_in_threadpool(lambda: runner.cancel_many(run_ids=body_ids, url_prefix=url))
             return JSONResponse({"cancelled": count})
 
         def events(request: Request) -> JSONResponse:
@@ -493,7 +357,7 @@ class QueueArea(Area):
             options: dict[str, Any] = {
                 "run_id": _str_header(request, "Service-Workflow-RunId"),
                 "label": _str_header(request, "Service-Label"),
-                "retries": _int_param("Service-Retries", request.headers.get("Service-Retries")),
+                "retries": int_param("Service-Retries", request.headers.get("Service-Retries")),
                 "flow_control_key": _str_header(request, "Service-Flow-Control-Key"),
                 "flow_control_value": _str_header(request, "Service-Flow-Control-Value"),
                 "caller_ip": request.client.host if request.client else None,
@@ -506,10 +370,42 @@ class QueueArea(Area):
                 raise ApiError(413, str(exc)) from None
             return JSONResponse(_handle_wire(handle))
 
+        async def batch(request: Request) -> JSONResponse:
+            messages = [_batch_run(m) for m in await _array_body(request)]
+            unknown = sorted({m["url"] for m in messages} - set(runner.urls))
+            if unknown:  # nothing starts: the batch is one request
+                raise ApiError(404, f"no workflow registered at {', '.join(map(repr, unknown))} (the sandbox's "
+                                    f"batch starts runs of registered workflows); registered: "
+                                    f"{', '.join(runner.urls) or 'none'}")
+            caller = request.client.host if request.client else None
+
+            def start() -> list[dict[str, Any]]:
+                replies = []
+                for m in messages:
+                    running = m["run_id"] is not None and store.query(
+                        "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (m["run_id"],))
+                    if running:  # the hosted service starts one run per run id at a time
+                        replies.append({"messageId": _message_id(), "deduplicated": True})
+                        continue
+                    runner.trigger(m.pop("url"), m.pop("body"), caller_ip=caller, **m)
+                    replies.append({"messageId": _message_id()})
+                return replies
+
+            try:
+                return JSONResponse(await run_in_threadpool(start))
+            except MessageTooLarge as exc:
+                raise ApiError(413, str(exc)) from None
+
         routes = [
+            Route("/v2/batch", batch, methods=["POST"]),
             Route("/v2/workflows/logs", logs, methods=["GET"]),
+            Route("/v2/workflows/events", grouped_events, methods=["GET"]),
             Route("/v2/workflows/runs", cancel_many, methods=["DELETE"]),
             Route("/v2/workflows/runs/{workflowRunId}", cancel, methods=["DELETE"]),
+            Route("/v2/workflows/dlq", dlq_delete_selected, methods=["DELETE"]),
+            Route("/v2/workflows/dlq/resume", selected_from_dlq(runner.resume_many), methods=["POST"]),
+            Route("/v2/workflows/dlq/restart", selected_from_dlq(runner.restart_many), methods=["POST"]),
+            Route("/v2/workflows/dlq/callback/{dlqId}", retry_callback, methods=["POST"]),
             Route("/v2/dlq", dlq, methods=["GET"]),
             Route("/v2/dlq", dlq_delete_many, methods=["DELETE"]),
             Route("/v2/dlq/resume", many_from_dlq(runner.resume_many), methods=["POST"]),

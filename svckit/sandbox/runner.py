@@ -34,6 +34,9 @@ What is recorded (and served by ``GET /queue/v2/workflows/logs``):
   (``GET /v2/events``): DELIVERED, ERROR (a retry follows), FAILED or CANCELED. Steps a resumed run
   copies are not delivered again and write no event.
 
+A workflow may have a failure function, called once when one of its runs fails for good; a failed
+call can be retried from the DLQ (:mod:`svckit.sandbox.failure`).
+
 Runs execute on a bounded pool of daemon worker threads (:mod:`svckit.sandbox.pool`, ``workers``
 of them, default 16), never on the event loop: runs beyond the pool wait, ``RUN_STARTED``, and start
 in the order they were made; a waiting run can be canceled (it never starts). The branches of a
@@ -59,12 +62,13 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from svckit.queue.models import RunState, StepState
 from svckit.sandbox.area import new_token
+from svckit.sandbox.failure import CALLBACK_FAIL, CALLBACK_INPROGRESS, FailureCallbacks, FailureFunction
 from svckit.sandbox.pool import WorkerPool
 from svckit.sandbox.steps import (
     RunAborted,
@@ -142,7 +146,7 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
         raise ValueError("cursor: not a cursor returned by this server") from None
 
 
-class WorkflowRunner(StepEngine):
+class WorkflowRunner(StepEngine, FailureCallbacks):
     """Registry of workflow functions by URL, and the engine that runs them (module docstring)."""
 
     def __init__(self, store: Store, *, retry_delay: float = 0.05, workers: int = DEFAULT_WORKERS,
@@ -152,22 +156,28 @@ class WorkflowRunner(StepEngine):
         self.retry_delay = retry_delay
         self.message_limit = message_limit
         self._workflows: dict[str, Workflow] = {}
+        self._failure_functions: dict[str, FailureFunction] = {}
         self._active: dict[int, _ActiveRun] = {}
         self._lock = threading.RLock()
         self._closed = False
         self._pool = WorkerPool(workers, "svckit-run")
 
     # -- registry ----------------------------------------------------------------------------
-    def register(self, url: str, fn: Workflow) -> Workflow:
-        """Serve workflow ``fn`` under ``url`` (runs, resumes and the trigger route look it up here)."""
+    def register(self, url: str, fn: Workflow, *, failure_function: FailureFunction | None = None) -> Workflow:
+        """Serve workflow ``fn`` under ``url`` (runs, resumes and the trigger route look it up here).
+        ``failure_function`` is called when one of its runs fails for good (:mod:`svckit.sandbox.failure`)."""
         if not url:
             raise ValueError("url: must not be empty")
         self._workflows[url] = fn
+        if failure_function is None:
+            self._failure_functions.pop(url, None)
+        else:
+            self._failure_functions[url] = failure_function
         return fn
 
-    def workflow(self, url: str) -> Callable[[Workflow], Workflow]:
+    def workflow(self, url: str, *, failure_function: FailureFunction | None = None) -> Callable[[Workflow], Workflow]:
         """Decorator form of :meth:`register`."""
-        return lambda fn: self.register(url, fn)
+        return lambda fn: self.register(url, fn, failure_function=failure_function)
 
     @property
     def urls(self) -> list[str]:
@@ -270,20 +280,25 @@ class WorkflowRunner(StepEngine):
                                    f"(state {', '.join(sorted({r['state'] for r in rows}))})")
             return self._cancel_runs(db, started)
 
-    def cancel_many(self, *, run_ids: list[str] | None = None, url_prefix: str | None = None) -> int:
-        """Cancel the in-progress runs with one of ``run_ids``, or whose URL starts with ``url_prefix``,
-        or (neither given) every run in progress; returns how many. Runs that are not in progress, and
-        ids no run has, are skipped: the count says what was canceled."""
-        sql = "SELECT seq FROM runs WHERE state = ?"
-        args: list[Any] = [RunState.RUN_STARTED.value]
+    def cancel_many(self, *, run_ids: list[str] | None = None, url_prefix: str | None = None,
+                    where: Sequence[str] = (), args: Sequence[Any] = (), limit: int | None = None) -> int:
+        """Cancel the in-progress runs with one of ``run_ids``, whose URL starts with ``url_prefix`` and
+        that match the SQL clauses ``where`` (over ``runs r``, with ``args``; the route's filters), at
+        most ``limit`` of them, newest first; none of these given: every run in progress. Returns how
+        many. Runs that are not in progress, and ids no run has, are skipped: the count says what was
+        canceled."""
+        clauses, values = ["r.state = ?", *where], [RunState.RUN_STARTED.value, *args]
         if run_ids is not None:
-            sql += f" AND run_id IN ({','.join('?' * len(run_ids))})"
-            args += run_ids
+            clauses.append(f"r.run_id IN ({','.join('?' * len(run_ids))})")
+            values += run_ids
         if url_prefix is not None:
-            sql += " AND substr(url, 1, ?) = ?"
-            args += [len(url_prefix), url_prefix]
+            clauses.append("instr(r.url, ?) = 1")
+            values.append(url_prefix)
+        sql = f"SELECT r.seq FROM runs r WHERE {' AND '.join(clauses)} ORDER BY r.created_at DESC, r.seq DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
         with self.store.transaction() as db:
-            return self._cancel_runs(db, [r["seq"] for r in db.execute(sql, args).fetchall()])
+            return self._cancel_runs(db, [r["seq"] for r in db.execute(sql, values).fetchall()])
 
     def _cancel_runs(self, db: Any, seqs: list[int]) -> int:
         """Mark runs canceled and their steps in flight STEP_CANCELED (inside ``db``'s transaction),
@@ -348,6 +363,10 @@ class WorkflowRunner(StepEngine):
         dlq_ids = []
         now = now_ms()
         with self.store.transaction() as db:
+            # a failure function the stop interrupted has failed: it can be retried from the DLQ
+            db.execute("UPDATE failure_callbacks SET state = ?, response_status = 500, response_body = ? "
+                       "WHERE state = ?", (CALLBACK_FAIL, json.dumps({"error": "interrupted: the sandbox stopped while the failure function ran"}),
+                        CALLBACK_INPROGRESS))
             for run in db.execute("SELECT seq FROM runs WHERE state = ?", (RunState.RUN_STARTED.value,)).fetchall():
                 self._finish_steps(db, "run_seq = ? AND state = ?", (run["seq"], StepState.STEP_PROGRESS.value),
                                    StepState.STEP_FAILED, json.dumps({"error": INTERRUPTED}), now,
@@ -436,6 +455,8 @@ class WorkflowRunner(StepEngine):
                            (RunState.RUN_SUCCESS.value, now_ms(), active.seq))
             else:
                 self._fail_run(db, active.seq, now_ms(), failure)
+        if failure is not None:
+            self._failed(active.seq, active.url, failure)
 
     @staticmethod
     def _fail_run(db: Any, seq: int, now: int, reason: str) -> str:

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from svckit._files import create_private_file
 from svckit.sandbox.area import SandboxContext, new_token
@@ -61,6 +62,10 @@ CREATE TABLE IF NOT EXISTS events (
     time INTEGER NOT NULL, message_id TEXT NOT NULL, state TEXT NOT NULL, step_name TEXT,
     error TEXT, response_status INTEGER, next_delivery_time INTEGER);
 CREATE INDEX IF NOT EXISTS events_newest ON events (time DESC, seq DESC);
+CREATE TABLE IF NOT EXISTS failure_callbacks (
+    run_seq INTEGER PRIMARY KEY REFERENCES runs (seq),
+    message_id TEXT NOT NULL, state TEXT NOT NULL, fail_status INTEGER NOT NULL, fail_response TEXT,
+    response_status INTEGER, response_body TEXT, updated_at INTEGER NOT NULL);
 """
 
 #: columns added after a data directory may have been created: (table, column, declaration).
@@ -68,6 +73,13 @@ ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER")
 
 #: search indexes every data directory starts with, so rename has targets.
 SEED_INDEXES = (("idx_products", "products"), ("idx_support_articles", "support-articles"))
+
+
+def _url_part(url: str | None, part: str) -> str | None:
+    try:
+        return None if url is None else getattr(urlsplit(url), part)
+    except ValueError:  # not a URL (an unbalanced "[" ...): it has no host or path to match
+        return None
 
 
 def now_ms() -> int:
@@ -92,6 +104,9 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
+            # the workflow SDK's ``host`` and ``path`` filters
+            self._db.create_function("url_host", 1, lambda url: _url_part(url, "hostname"), deterministic=True)
+            self._db.create_function("url_path", 1, lambda url: _url_part(url, "path"), deterministic=True)
             self._db.executescript(SCHEMA)
             for table, column, declaration in ADDED_COLUMNS:
                 have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}

@@ -8,7 +8,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svckit.sandbox.queue import list_dlq, list_runs
+from svckit.sandbox.queue_reads import list_dlq, list_runs
 from svckit.sandbox.store import Store
 
 _counter = itertools.count()

@@ -110,12 +110,16 @@ def error_response(message: str, status: int = 400) -> Response:
 
 
 def _argument(value: Any) -> bytes:
-    """One command argument from a JSON body: strings and numbers, as Redis would read them."""
+    """One command argument from a JSON body: strings and numbers, as Redis would read them, and
+    booleans as ``true`` / ``false`` (@upstash/redis sends ``redis.set(key, true)`` as a JSON boolean,
+    and the hosted service stores the text)."""
     if isinstance(value, str):
         return value.encode()
-    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
-        kind = "null" if value is None else "a boolean" if isinstance(value, bool) else f"an {type(value).__name__}"
-        raise ValueError(f"command arguments must be strings or numbers, not {kind}")
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if value is None or isinstance(value, (list, dict)):
+        kind = "null" if value is None else f"an {type(value).__name__}"
+        raise ValueError(f"command arguments must be strings, numbers or booleans, not {kind}")
     if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
         return str(int(value)).encode()
     return str(value).encode()

@@ -1,0 +1,168 @@
+"""The workflow SDK's paths (``/v2/workflows/...``, ``/v2/batch``) over real HTTP: the rules the JS
+suite (tests/compat/js/workflow.test.mjs) does not reach — errors for bad input, several values of
+one filter, the ``host`` / ``path`` filters, failure functions and their recovery after a stop."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import httpx
+import pytest
+
+from svckit.sandbox.failure import CALLBACK_FAIL, CALLBACK_SUCCESS, WorkflowFailure
+from svckit.sandbox.runner import WorkflowRunner
+from svckit.sandbox.store import Store
+
+SHOP = "https://shop.example/api/order"
+BILLING = "https://billing.example/api/invoice"
+
+
+def _fails(context: Any) -> None:
+    context.run("charge", lambda: 1 / 0)
+
+
+def _failed_runs(runner: WorkflowRunner, url: str, labels: list[str]) -> list[Any]:
+    runner.register(url, _fails)
+    handles = [runner.trigger(url, {"n": i}, label=label, retries=0) for i, label in enumerate(labels)]
+    assert [runner.wait(h) for h in handles] == ["RUN_FAILED"] * len(handles)
+    return handles
+
+
+def _dlq(raw: httpx.Client, **params: Any) -> list[dict[str, Any]]:
+    reply = raw.get("/v2/dlq", params=params)
+    assert reply.status_code == 200, reply.text
+    return reply.json()["messages"]
+
+
+def test_a_filter_given_several_values_matches_any_of_them(raw_queue: httpx.Client, runner: WorkflowRunner):
+    _failed_runs(runner, SHOP, ["red", "green", "blue"])
+    labels = {m["label"] for m in _dlq(raw_queue, label=["red", "blue"])}
+    assert labels == {"red", "blue"}
+    runs = raw_queue.get("/v2/workflows/events", params={"groupBy": "workflowRunId", "label": ["red", "green"]})
+    assert {r["label"] for r in runs.json()["runs"]} == {"red", "green"}
+
+
+def test_a_filter_that_takes_one_value_refuses_two(raw_queue: httpx.Client):
+    reply = raw_queue.get("/v2/dlq", params={"workflowRunId": ["a", "b"]})
+    assert reply.status_code == 400
+    assert "workflowRunId: give one value, got 2" in reply.json()["error"]
+
+
+def test_host_and_path_filters_match_the_workflow_url(raw_queue: httpx.Client, runner: WorkflowRunner):
+    _failed_runs(runner, SHOP, ["a"])
+    _failed_runs(runner, BILLING, ["b"])
+    by_host = raw_queue.get("/v2/workflows/logs", params={"host": "billing.example"}).json()["runs"]
+    assert [r["workflowUrl"] for r in by_host] == [BILLING]
+    by_path = raw_queue.get("/v2/workflows/logs", params={"path": "/api/order"}).json()["runs"]
+    assert [r["workflowUrl"] for r in by_path] == [SHOP]
+
+
+def test_grouped_events_need_group_by_run_id(raw_queue: httpx.Client):
+    reply = raw_queue.get("/v2/workflows/events", params={"groupBy": "messageId"})
+    assert reply.status_code == 400
+    assert "groupBy" in reply.json()["error"]
+
+
+def test_a_bulk_action_by_filter_acts_on_count_entries_and_returns_the_cursor(
+        raw_queue: httpx.Client, runner: WorkflowRunner):
+    _failed_runs(runner, SHOP, ["sweep"] * 3 + ["keep"])
+    first = raw_queue.delete("/v2/workflows/dlq", params={"label": "sweep", "count": 2}).json()
+    assert first["deleted"] == 2 and first["cursor"]
+    last = raw_queue.delete("/v2/workflows/dlq", params={"label": "sweep", "cursor": first["cursor"]}).json()
+    assert last == {"deleted": 1}
+    assert [m["label"] for m in _dlq(raw_queue)] == ["keep"]
+
+
+def test_a_bulk_resume_of_an_unknown_id_starts_nothing(raw_queue: httpx.Client, runner: WorkflowRunner):
+    _failed_runs(runner, SHOP, ["x"])
+    [entry] = _dlq(raw_queue)
+    reply = raw_queue.post("/v2/workflows/dlq/resume", params={"dlqIds": [entry["dlqId"], "dlq_nope"]})
+    assert reply.status_code == 404
+    assert "dlq_nope" in reply.json()["error"]
+    assert [m["dlqId"] for m in _dlq(raw_queue)] == [entry["dlqId"]]
+
+
+def test_cancel_refuses_a_url_match_that_is_neither_exact_nor_prefix(raw_queue: httpx.Client):
+    reply = raw_queue.delete("/v2/workflows/runs", params={"workflowUrl": SHOP, "workflowUrlExactMatch": "yes"})
+    assert reply.status_code == 400
+    assert "workflowUrlExactMatch" in reply.json()["error"]
+
+
+def test_batch_starts_nothing_when_one_destination_is_not_a_workflow(raw_queue: httpx.Client,
+                                                                     runner: WorkflowRunner):
+    runner.register(SHOP, _fails)
+    reply = raw_queue.post("/v2/batch", json=[{"destination": SHOP, "body": "{}"},
+                                              {"destination": "https://elsewhere.example/hook", "body": "{}"}])
+    assert reply.status_code == 404
+    assert "elsewhere.example" in reply.json()["error"]
+    assert raw_queue.get("/v2/workflows/logs").json()["runs"] == []
+    for bad in ([], {"destination": SHOP}, [{"body": "{}"}]):
+        assert raw_queue.post("/v2/batch", json=bad).status_code == 400
+
+
+def test_batch_reads_the_run_options_from_each_message_headers(raw_queue: httpx.Client, runner: WorkflowRunner):
+    runner.register(SHOP, _fails)
+    reply = raw_queue.post("/v2/batch", json=[{"destination": SHOP, "body": '{"id": 7}', "headers": {
+        "Upstash-Workflow-RunId": "wfr_batch", "Upstash-Label": "first,second", "Upstash-Retries": "0",
+        "Upstash-Flow-Control-Key": "fc", "Upstash-Flow-Control-Value": "parallelism=1"}}])
+    assert reply.status_code == 200
+    runner.wait(runner.handle("wfr_batch", raw_queue.get("/v2/workflows/logs").json()["runs"][0]["workflowRunCreatedAt"]))
+    [run] = raw_queue.get("/v2/workflows/logs").json()["runs"]
+    assert (run["workflowRunId"], run["label"], run["retries"], run["flowControlKey"]) == ("wfr_batch", "first", 0, "fc")
+    assert run["steps"][0]["steps"][0]["out"] == '{"id": 7}'
+
+
+def test_a_failure_function_is_given_the_failed_run(raw_queue: httpx.Client, runner: WorkflowRunner):
+    seen: list[WorkflowFailure] = []
+    runner.register(SHOP, _fails, failure_function=lambda failure: seen.append(failure) or "alerted")
+    handle = runner.trigger(SHOP, {"id": 1}, label="l", retries=0)
+    assert runner.wait(handle) == "RUN_FAILED"
+    [failure] = seen
+    assert (failure.run_id, failure.body, failure.label, failure.status) == (handle.workflow_run_id, {"id": 1}, "l", 500)
+    assert "division by zero" in failure.response
+    [entry] = _dlq(raw_queue)
+    assert failure.dlq_id == entry["dlqId"]
+    assert entry["failureCallbackInfo"]["state"] == CALLBACK_SUCCESS
+    [run] = raw_queue.get("/v2/workflows/logs").json()["runs"]
+    assert run["failureFunction"]["responseBody"] == '"alerted"'
+
+
+def test_a_callback_in_progress_when_the_sandbox_stopped_can_be_retried_after(tmp_path):
+    store = Store(tmp_path / "state.sqlite3")
+    store.ensure_queue_account("someone@example.com")
+    runner = WorkflowRunner(store, retry_delay=0)
+    release = threading.Event()
+    runner.register(SHOP, _fails, failure_function=lambda failure: release.wait(10))
+    handle = runner.trigger(SHOP, retries=0)
+    for _ in range(500):  # the failure function is running: the run is recorded failed, the callback not done
+        if store.query("SELECT 1 FROM failure_callbacks"):
+            break
+        release.wait(0.01)
+    runner.close()
+    store.close()
+    release.set()
+
+    store = Store(tmp_path / "state.sqlite3")
+    runner = WorkflowRunner(store, retry_delay=0)
+    runner.register(SHOP, _fails, failure_function=lambda failure: "alerted")
+    runner.recover()
+    [callback] = store.query("SELECT state, response_body FROM failure_callbacks")
+    assert callback["state"] == CALLBACK_FAIL and "interrupted" in callback["response_body"]
+    [dlq] = store.query("SELECT dlq_id FROM dlq")
+    retried = runner.retry_failure_function(dlq["dlq_id"])
+    assert retried.workflow_run_id == handle.workflow_run_id
+    runner.close()
+    store.close()
+
+
+@pytest.mark.parametrize("with_callback", [False, True])
+def test_retrying_a_callback_that_did_not_fail_is_refused(raw_queue: httpx.Client, runner: WorkflowRunner,
+                                                          with_callback: bool):
+    runner.register(SHOP, _fails, failure_function=(lambda failure: None) if with_callback else None)
+    runner.wait(runner.trigger(SHOP, retries=0))
+    [entry] = _dlq(raw_queue)
+    reply = raw_queue.post(f"/v2/workflows/dlq/callback/{entry['dlqId']}")
+    assert reply.status_code == 422
+    assert ("CALLBACK_SUCCESS" if with_callback else "no failure callback") in reply.json()["error"]
+    assert raw_queue.post("/v2/workflows/dlq/callback/dlq_nope").status_code == 404
