@@ -58,6 +58,23 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
     )
 
 
+def env_lines(env: dict[str, str], names: str = "svc") -> list[tuple[str, str]]:
+    """The ``NAME=value`` pairs ``svckit sandbox --env NAMES`` prints for the sandbox's SVC_* ``env``:
+    ``svc`` as they are; ``vendor`` under the vendor's names (:func:`svckit.config.vendor_env`; a
+    setting without one keeps its SVC name), and with the CA (``--tls``) also as NODE_EXTRA_CA_CERTS,
+    which the vendor's Node SDKs (Node itself) trust."""
+    if names == "svc":
+        return list(env.items())
+    from svckit.config import vendor_env
+
+    lines = []
+    for name, value in vendor_env(env).items():
+        lines.append((name, value))
+        if name == "SVC_CA_FILE":
+            lines.append(("NODE_EXTRA_CA_CERTS", value))
+    return lines
+
+
 def cmd_sandbox(args: argparse.Namespace) -> int:
     # A process of its own: everything it creates is private, the redis child's files included (a
     # Sandbox in a notebook kernel leaves the kernel's umask alone and creates its files 0600 itself).
@@ -68,7 +85,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     sandbox = sandbox_from_args(args)
 
     def ready(sb) -> None:
-        for name, value in sb.env.items():
+        for name, value in env_lines(sb.env, getattr(args, "env", "svc")):
             print(f"{name}={value}")
         sys.stdout.flush()
         LOG.info("serving %s (data in %s); Ctrl-C stops", sb.url, sb.data_dir)
@@ -138,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("sandbox", help="serve all four interfaces on loopback and print the SVC_* variables")
     add_sandbox_options(p)
+    p.add_argument("--env", choices=["svc", "vendor"], default="svc",
+                   help="the variable names printed: svc = SVC_* (default); vendor = the vendor's own "
+                        "(UPSTASH_REDIS_REST_URL, QSTASH_TOKEN, ...: what its SDKs' from_env()/fromEnv() "
+                        "read), SVC_* where the vendor has none, and NODE_EXTRA_CA_CERTS with --tls")
     p.set_defaults(func=cmd_sandbox)
     d = sub.add_parser("demo", help="the sandbox with demo data and JupyterLab on the tour notebook; "
                                     "--execute runs every notebook headless and writes HTML")

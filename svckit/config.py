@@ -1,7 +1,9 @@
 """Settings from the SVC_* environment variables (one set of names everywhere; see docs/architecture.md).
 
 ``svckit sandbox`` prints exactly these names as ``NAME=value`` lines, so its output can be fed to
-a shell (``export $(svckit sandbox ...)``), a test, or :meth:`Settings.from_lines`.
+a shell (``export $(svckit sandbox ...)``), a test, or :meth:`Settings.from_lines`. The vendor's own
+names (:data:`VENDOR_VARIABLES`, what its SDKs read) are read too, where no SVC_* name is set, and so
+is a ``.env`` file when asked (``dotenv=``).
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeAlias
 
 from svckit.errors import ConfigError, mask
 
@@ -35,6 +38,69 @@ SECRET_VARIABLES = frozenset(
     {"SVC_KV_TOKEN", "SVC_KV_READONLY_TOKEN", "SVC_VECTOR_TOKEN", "SVC_DEVAPI_KEY", "SVC_QUEUE_TOKEN"}
 )
 
+#: the vendor's own variable names (what its SDKs' ``fromEnv()`` / ``from_env()`` read, and where users
+#: keep their credentials), SVC name -> vendor names, the first the one `svckit sandbox --env vendor`
+#: prints. KV_REST_API_* are the names a Vercel-made database gets. The developer API's URL and the
+#: sandbox's other vector indexes have no vendor name (the vendor's tools use one fixed address).
+VENDOR_VARIABLES: dict[str, tuple[str, ...]] = {
+    "SVC_KV_URL": ("UPSTASH_REDIS_REST_URL", "KV_REST_API_URL"),
+    "SVC_KV_TOKEN": ("UPSTASH_REDIS_REST_TOKEN", "KV_REST_API_TOKEN"),
+    "SVC_KV_READONLY_TOKEN": ("KV_REST_API_READ_ONLY_TOKEN",),
+    "SVC_VECTOR_URL": ("UPSTASH_VECTOR_REST_URL",),
+    "SVC_VECTOR_TOKEN": ("UPSTASH_VECTOR_REST_TOKEN",),
+    "SVC_DEVAPI_EMAIL": ("UPSTASH_EMAIL",),
+    "SVC_DEVAPI_KEY": ("UPSTASH_API_KEY",),
+    "SVC_QUEUE_URL": ("QSTASH_URL",),
+    "SVC_QUEUE_TOKEN": ("QSTASH_TOKEN",),
+}
+
+
+def vendor_env(env: Mapping[str, str]) -> dict[str, str]:
+    """SVC_* settings (``Sandbox.env``) under the vendor's first name for each, for code written for the
+    vendor's SDKs (``Redis.fromEnv()``, ``Index.fromEnv()``, ``new Client({token: process.env.QSTASH_TOKEN})``);
+    a setting with no vendor name keeps its SVC name."""
+    return {VENDOR_VARIABLES.get(name, (name,))[0]: value for name, value in env.items()}
+
+
+#: every name a Settings is read from: the SVC_* names and the vendor's
+ALL_VARIABLES: frozenset[str] = frozenset(VARIABLES).union(*VENDOR_VARIABLES.values())
+
+#: the ``dotenv=`` argument of :meth:`Settings.from_env` (and so of every ``from_env`` and
+#: :func:`svckit.connect`): False = no file, True = the ``.env`` python-dotenv finds from the working
+#: directory up, a path = that file
+DotEnv: TypeAlias = bool | str | os.PathLike[str]
+
+
+def lookup(env: Mapping[str, str], name: str) -> str | None:
+    """The value of SVC_* ``name`` in ``env``: the SVC_* name itself if set (non-empty), else the first
+    of its vendor names that is set, else None."""
+    for candidate in (name, *VENDOR_VARIABLES.get(name, ())):
+        value = env.get(candidate)
+        if value:
+            return value
+    return None
+
+
+def dotenv_file(dotenv: DotEnv) -> dict[str, str]:
+    """The variables of the ``.env`` file ``dotenv`` names (see :data:`DotEnv`), read with python-dotenv's
+    ``dotenv_values``: os.environ is never changed. ``True`` and no ``.env`` found -> ``{}``; a named
+    file that does not exist -> ConfigError."""
+    if dotenv is False or dotenv is None:
+        return {}
+    from dotenv import dotenv_values, find_dotenv
+
+    if dotenv is True:
+        found = find_dotenv(usecwd=True)
+        if not found:
+            return {}
+        path = Path(found)
+    else:
+        path = Path(dotenv)
+        if not path.is_file():
+            raise ConfigError(f"dotenv: no such file: {str(path)!r} (pass dotenv=True to look for a .env "
+                              "from the working directory up, or a path to an existing file)")
+    return {name: value for name, value in dotenv_values(path).items() if value is not None}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -54,24 +120,38 @@ class Settings:
     ca_file: str | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        return cls(**{attr: env.get(name) or None for name, attr in VARIABLES.items()})
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, dotenv: DotEnv = False) -> Settings:
+        """Settings from ``environ`` (default os.environ) under the SVC_* names or the vendor's
+        (:data:`VENDOR_VARIABLES`): an SVC_* name wins over the vendor names, and among those the
+        first listed wins. ``dotenv`` (:data:`DotEnv`) adds a ``.env`` file under ``environ``, as
+        ``load_dotenv()`` would without changing os.environ: a variable set in ``environ`` wins over
+        the same variable in the file; the merged names then follow the SVC_*-first rule."""
+        env: Mapping[str, str] = os.environ if environ is None else environ
+        if dotenv is not False:
+            env = {**dotenv_file(dotenv), **env}
+        return cls(**{attr: lookup(env, name) for name, attr in VARIABLES.items()})
 
     @classmethod
     def from_lines(cls, lines: Iterable[str]) -> Settings:
-        """Read ``NAME=value`` lines (as printed by ``svckit sandbox``); other lines are ignored."""
+        """Read ``NAME=value`` lines (as printed by ``svckit sandbox``, with ``--env svc`` or ``--env
+        vendor``); other lines are ignored."""
         env: dict[str, str] = {}
         for line in lines:
             name, sep, value = line.strip().partition("=")
-            if sep and name in VARIABLES:
+            if sep and name in ALL_VARIABLES:
                 env[name] = value
         return cls.from_env(env)
 
     def require(self, *attrs: str) -> tuple[str, ...]:
-        """Return the values of ``attrs``, or raise ConfigError naming every missing variable."""
+        """Return the values of ``attrs``, or raise ConfigError naming every missing variable (and the
+        vendor's names for it: ``missing SVC_KV_URL (or UPSTASH_REDIS_REST_URL or KV_REST_API_URL)``)."""
         names = {attr: name for name, attr in VARIABLES.items()}
-        missing = [names[a] for a in attrs if not getattr(self, a)]
+
+        def described(name: str) -> str:
+            vendor = VENDOR_VARIABLES.get(name)
+            return f"{name} (or {' or '.join(vendor)})" if vendor else name
+
+        missing = [described(names[a]) for a in attrs if not getattr(self, a)]
         if missing:
             raise ConfigError(
                 f"missing {', '.join(missing)}: set the variable(s), pass the value as a keyword argument, "

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from svckit.config import Settings
+from svckit.config import DotEnv, Settings
+from svckit.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from svckit.account import Account
@@ -59,7 +60,7 @@ class Clients:
             if client is not None:
                 client.close()
 
-    def __enter__(self) -> Clients:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -69,7 +70,13 @@ class Clients:
         return f"Clients({self.settings!r})"
 
 
-def connect(env: Mapping[str, str] | Settings | None = None, **client_options: Any) -> Clients:
-    """Clients from the SVC_* variables (or a mapping of them, or a Settings)."""
-    settings = env if isinstance(env, Settings) else Settings.from_env(env)
-    return Clients(settings, **client_options)
+def connect(env: Mapping[str, str] | Settings | None = None, *, dotenv: DotEnv = False,
+            **client_options: Any) -> Clients:
+    """Clients from the SVC_* variables or the vendor's names for them (or a mapping of them, or a
+    Settings); ``dotenv=True`` (or a path) also reads a ``.env`` file, see :meth:`Settings.from_env`."""
+    if isinstance(env, Settings):
+        if dotenv is not False:
+            raise InvalidArgument("dotenv", "a .env file is read into Settings: pass it with env=None or a "
+                                  "mapping, not with a Settings")
+        return Clients(env, **client_options)
+    return Clients(Settings.from_env(env, dotenv=dotenv), **client_options)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from svckit.config import VARIABLES, Settings
+from svckit.config import ALL_VARIABLES, Settings
 from svckit.connect import Clients, connect
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent / "notebooks"
@@ -44,7 +44,8 @@ _sandbox_log: list[str] = []  # what the kernel's sandbox logged while it starte
 # -- inside a notebook -----------------------------------------------------------------------------
 def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, *, verbose: bool = False,
                      **client_options: Any) -> Clients:
-    """Clients for a notebook: from the SVC_* variables, or from a local sandbox when none are set.
+    """Clients for a notebook: from the SVC_* variables (or the vendor's names for them), or from a
+    local sandbox when none are set.
 
     The sandbox is started once per kernel (later calls reuse it) and stopped when the kernel exits
     (or by :func:`stop_local_sandbox`). It says where it runs and what it holds in one status line;
@@ -55,7 +56,7 @@ def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, *
 
     use_readable_frames()
     environ = os.environ if env is None else env
-    if any(environ.get(name) for name in VARIABLES):
+    if any(environ.get(name) for name in ALL_VARIABLES):
         return connect(Settings.from_env(environ), **client_options)
     sandbox = local_sandbox(seed, verbose=verbose)
     _show_status(sandbox)
@@ -220,7 +221,7 @@ def execute_notebooks(paths: Iterable[Path], out_dir: Path, env: Mapping[str, st
 def kernel_env(service_env: Mapping[str, str]) -> dict[str, str]:
     """The environment for kernels and JupyterLab: ours, minus stale SVC_*, plus the service's,
     offline (no model hub, no telemetry)."""
-    env = {k: v for k, v in os.environ.items() if k not in VARIABLES}
+    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES}
     env.update(service_env)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")

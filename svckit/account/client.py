@@ -22,7 +22,7 @@ from svckit._http import (
 )
 from svckit.account import protocol as p
 from svckit.account.models import QueueAccount, UpgradePlan
-from svckit.config import Settings
+from svckit.config import DotEnv, Settings
 
 
 def _settings_args(settings: Settings) -> tuple[str, str, str]:
@@ -60,8 +60,9 @@ class Account(ClientShell):
         return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, **options: Any) -> Account:
-        return cls.from_settings(Settings.from_env(), **options)
+    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> Account:
+        """Build from SVC_DEVAPI_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     def rename_search_index(self, id: str, name: str) -> str:
         """Rename search index ``id`` to ``name``; returns ``"OK"``."""
@@ -100,8 +101,9 @@ class AsyncAccount(AsyncClientShell):
         return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, **options: Any) -> AsyncAccount:
-        return cls.from_settings(Settings.from_env(), **options)
+    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> AsyncAccount:
+        """Build from SVC_DEVAPI_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     async def rename_search_index(self, id: str, name: str) -> str:
         return p.decode_ok(await self._call(p.build_rename(id, name)), "rename")

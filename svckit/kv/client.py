@@ -27,7 +27,7 @@ from svckit._http import (
     Verify,
 )
 from svckit._json import loads
-from svckit.config import Settings
+from svckit.config import DotEnv, Settings
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
 from svckit.kv.keyspace import SCAN_COUNT, KeyScan, awalk_keys, walk_keys
@@ -105,9 +105,11 @@ class _Base(Commands, Generic[S]):
             return cls(url, token, decode=decode, readonly=readonly, **settings.client_options(options))
 
         @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: bool = True, **options: Any) -> Any:
-            """Build from the SVC_KV_* environment variables."""
-            return cls.from_settings(Settings.from_env(), readonly, decode=decode, **options)
+        def from_env(cls, readonly: bool = False, *, decode: bool = True, dotenv: DotEnv = False,
+                     **options: Any) -> Any:
+            """Build from the SVC_KV_* environment variables (or the vendor's names; ``dotenv``: see
+            Settings.from_env)."""
+            return cls.from_settings(Settings.from_env(dotenv=dotenv), readonly, decode=decode, **options)
 
     def as_bytes(self) -> Any:
         """The same client (same connections, same token) with replies as ``bytes``: what a value
@@ -191,11 +193,11 @@ class KV(_Base[S]):
         def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
         @overload
         @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True,
+        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, dotenv: DotEnv = False,
                      **options: Any) -> KV[str]: ...
         @overload
         @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[False],
+        def from_env(cls, readonly: bool = False, *, decode: Literal[False], dotenv: DotEnv = False,
                      **options: Any) -> KV[bytes]: ...
         @classmethod
         def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
@@ -305,11 +307,11 @@ class AsyncKV(_Base[S]):
         def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
         @overload
         @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True,
+        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, dotenv: DotEnv = False,
                      **options: Any) -> AsyncKV[str]: ...
         @overload
         @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[False],
+        def from_env(cls, readonly: bool = False, *, decode: Literal[False], dotenv: DotEnv = False,
                      **options: Any) -> AsyncKV[bytes]: ...
         @classmethod
         def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...

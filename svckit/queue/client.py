@@ -24,7 +24,7 @@ from svckit._http import (
     apaginate,
     paginate,
 )
-from svckit.config import Settings
+from svckit.config import DotEnv, Settings
 from svckit.queue.models import DlqMessage, DlqPage, Event, EventsPage, LogsPage, ResumeResult, WorkflowRun
 from svckit.queue.protocol import (
     MAX_DLQ_COUNT,
@@ -81,8 +81,9 @@ class Queue(ClientShell):
         return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, **options: Any) -> Queue:
-        return cls.from_settings(Settings.from_env(), **options)
+    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> Queue:
+        """Build from SVC_QUEUE_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     # -- workflow runs ---------------------------------------------------------------------------
     def workflow_logs(self, **filters: Any) -> LogsPage:
@@ -196,8 +197,9 @@ class AsyncQueue(AsyncClientShell):
         return cls(*_settings_args(settings), **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, **options: Any) -> AsyncQueue:
-        return cls.from_settings(Settings.from_env(), **options)
+    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> AsyncQueue:
+        """Build from SVC_QUEUE_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     async def workflow_logs(self, **filters: Any) -> LogsPage:
         return decode_model(LogsPage, await self._call(build_logs_request(**filters)), "workflow logs")

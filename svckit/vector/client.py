@@ -31,7 +31,7 @@ from svckit._http import (
 )
 from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight, agather
 from svckit._progress import Cancel, ProgressArg
-from svckit.config import Settings
+from svckit.config import DotEnv, Settings
 from svckit.errors import (
     InvalidArgument,
     mask,
@@ -100,8 +100,9 @@ class Vector(_Base, ClientShell):
         return cls(url, token, **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, kind: str = "dense", **options: Any) -> Vector:
-        return cls.from_settings(Settings.from_env(), kind=kind, **options)
+    def from_env(cls, kind: str = "dense", *, dotenv: DotEnv = False, **options: Any) -> Vector:
+        """Build from SVC_VECTOR_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), kind=kind, **options)
 
     def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         # the vector envelope decoder also names the missing embedding model (a 422)
@@ -262,8 +263,9 @@ class AsyncVector(_Base, AsyncClientShell):
         return cls(url, token, **settings.client_options(options))
 
     @classmethod
-    def from_env(cls, kind: str = "dense", **options: Any) -> AsyncVector:
-        return cls.from_settings(Settings.from_env(), kind=kind, **options)
+    def from_env(cls, kind: str = "dense", *, dotenv: DotEnv = False, **options: Any) -> AsyncVector:
+        """Build from SVC_VECTOR_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
+        return cls.from_settings(Settings.from_env(dotenv=dotenv), kind=kind, **options)
 
     async def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         return p.decode_result(await self._http.send(request), what or request.path, self._http.redact)
