@@ -23,7 +23,8 @@ README = ROOT / "README.md"
 CI_RUN = ROOT / ".ci" / "run"
 
 DEMO_COMMAND = 'pip install torch==2.13.0 && pip install -e ".[all]" && svckit demo'
-TEST_COMMAND = 'pip install torch==2.13.0 && pip install -e ".[all,dev]" && python -m pytest'
+TEST_COMMAND = ('pip install torch==2.13.0 && pip install -e ".[all,dev]" && npm ci --prefix tests/compat/js '
+                "&& python -m pytest")
 README_MAX_LINES = 200
 #: the commands must come first: within this many lines of the top of the README
 README_COMMANDS_WITHIN = 40
