@@ -73,7 +73,24 @@ def queue_paths() -> dict[str, Any]:
     selected_errors = {400: "a parameter or header has the wrong type", 404: "a DLQ id does not exist",
                        422: "a workflow is not registered"}
     handle = _json(_ref("RunHandle"))
+    from_dlq: dict[str, Any] = {}
+    for verb, how in (("resume", "from where it failed (succeeded steps are kept)"),
+                      ("restart", "from its first step (nothing is kept)")):
+        from_dlq |= {
+            f"/queue/v2/workflows/dlq/{verb}": {"post": _operation(
+                "queue", f"queue_{verb}_dlq_selected", f"{verb} failed runs by ids, or a page of those a filter "
+                "selects", selected_runs, selected_errors, params=[*selection, *run_headers])},
+            f"/queue/v2/dlq/{verb}/{{dlqId}}": {"post": _operation(
+                "queue", f"queue_{verb}_dlq", f"{verb} a failed run {how}", handle,
+                {400: "a header has the wrong type", 404: "no such DLQ entry", 422: "the workflow is not registered"},
+                params=[_path_param("dlqId"), *run_headers])},
+            f"/queue/v2/dlq/{verb}": {"post": _operation(
+                "queue", f"queue_{verb}_dlq_many", f"{verb} several failed runs (dlqIds in the body or the query)",
+                many_runs, from_dlq_errors, params=[_repeated("dlqIds"), *run_headers],
+                body=dlq_ids_body, body_required=False)},
+        }
     return {
+        **from_dlq,
         "/queue/v2/workflows/logs": {"get": _operation(
             "queue", "queue_workflow_logs", "workflow runs with their steps, newest first, paginated", runs_page,
             {400: "a parameter has the wrong type or is out of range"}, params=logs_params)},
@@ -100,12 +117,6 @@ def queue_paths() -> dict[str, Any]:
             "queue", "queue_delete_dlq_selected", "delete DLQ entries by ids, or a page of those a filter selects",
             _json({"type": "object", "required": ["deleted"], "properties": {"cursor": _STRING, "deleted": _INT}}),
             {400: "a parameter has the wrong type"}, params=selection)},
-        "/queue/v2/workflows/dlq/resume": {"post": _operation(
-            "queue", "queue_resume_dlq_selected", "resume failed runs by ids, or a page of those a filter selects",
-            selected_runs, selected_errors, params=[*selection, *run_headers])},
-        "/queue/v2/workflows/dlq/restart": {"post": _operation(
-            "queue", "queue_restart_dlq_selected", "restart failed runs by ids, or a page of those a filter selects",
-            selected_runs, selected_errors, params=[*selection, *run_headers])},
         "/queue/v2/workflows/dlq/callback/{dlqId}": {"post": _operation(
             "queue", "queue_retry_failure_callback", "call a failed run's failure function again", handle,
             {404: "no such DLQ entry", 422: "the run has no failure callback, or it has not failed"},
@@ -138,24 +149,6 @@ def queue_paths() -> dict[str, Any]:
                                  _json({"type": "string", "enum": ["OK"]}), {404: "no such DLQ entry"},
                                  params=[_path_param("dlqId")]),
         },
-        "/queue/v2/dlq/resume/{dlqId}": {"post": _operation(
-            "queue", "queue_resume_dlq", "resume a failed run from its DLQ entry (succeeded steps are kept)",
-            handle, {400: "a header has the wrong type", 404: "no such DLQ entry",
-                     422: "the workflow is not registered"},
-            params=[_path_param("dlqId"), *run_headers])},
-        "/queue/v2/dlq/resume": {"post": _operation(
-            "queue", "queue_resume_dlq_many", "resume several failed runs (dlqIds in the body or the query)",
-            many_runs, from_dlq_errors, params=[_repeated("dlqIds"), *run_headers],
-            body=dlq_ids_body, body_required=False)},
-        "/queue/v2/dlq/restart/{dlqId}": {"post": _operation(
-            "queue", "queue_restart_dlq", "restart a failed run from its first step (nothing is kept)",
-            handle, {400: "a header has the wrong type", 404: "no such DLQ entry",
-                     422: "the workflow is not registered"},
-            params=[_path_param("dlqId"), *run_headers])},
-        "/queue/v2/dlq/restart": {"post": _operation(
-            "queue", "queue_restart_dlq_many", "restart several failed runs (dlqIds in the body or the query)",
-            many_runs, from_dlq_errors, params=[_repeated("dlqIds"), *run_headers],
-            body=dlq_ids_body, body_required=False)},
         "/queue/v2/events": {"get": _operation(
             "queue", "queue_events", "the events log: one event per delivery the runner made, newest first",
             _json({"type": "object", "required": ["events"], "properties": {
