@@ -4,6 +4,7 @@ vectors, merge patch, and opening an index file written before those columns exi
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -64,7 +65,9 @@ def test_client_given_vectors_survive_a_restart(tmp_path):
     assert hit[0]["id"] == "a" and hit[0]["score"] == pytest.approx(2.0)
 
 
-def test_an_index_file_from_before_the_data_api_opens_and_keeps_its_vectors(tmp_path):
+def _index_file_of_before(tmp_path, namespace: str) -> Path:
+    """A directory holding an index file as written before the data API and the namespaces table:
+    only ``settings`` and ``vectors``, with one vector ``old`` (``unit(2)``) in ``namespace``."""
     directory = tmp_path / "old"
     directory.mkdir()
     db = sqlite3.connect(directory / "index.sqlite3")
@@ -73,10 +76,15 @@ def test_an_index_file_from_before_the_data_api_opens_and_keeps_its_vectors(tmp_
         CREATE TABLE vectors (namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT,
                               metadata TEXT, vector BLOB, PRIMARY KEY (namespace, id));
     """)
-    db.execute("INSERT INTO vectors VALUES ('', 'old', 1, NULL, NULL, ?)",
-               (np.asarray(unit(2), dtype=np.float32).tobytes(),))
+    db.execute("INSERT INTO vectors VALUES (?, 'old', 1, NULL, NULL, ?)",
+               (namespace, np.asarray(unit(2), dtype=np.float32).tobytes()))
     db.commit()
     db.close()
+    return directory
+
+
+def test_an_index_file_from_before_the_data_api_opens_and_keeps_its_vectors(tmp_path):
+    directory = _index_file_of_before(tmp_path, namespace="")
     idx = nomodel(directory)
     assert idx.fetch("old", include_vectors=True)[0]["vector"] == pytest.approx(unit(2))
     idx.upsert({"id": "new", "vector": unit(3)})
@@ -177,18 +185,7 @@ def test_delete_namespace_names_the_namespace_and_the_index_and_spares_the_defau
 
 
 def test_an_index_file_from_before_the_namespaces_table_keeps_its_namespaces_through_a_reset(tmp_path):
-    directory = tmp_path / "old"
-    directory.mkdir()
-    db = sqlite3.connect(directory / "index.sqlite3")
-    db.executescript("""
-        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE vectors (namespace TEXT NOT NULL, id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT,
-                              metadata TEXT, vector BLOB, PRIMARY KEY (namespace, id));
-    """)
-    db.execute("INSERT INTO vectors VALUES ('old-ns', 'old', 1, NULL, NULL, ?)",
-               (np.asarray(unit(2), dtype=np.float32).tobytes(),))
-    db.commit()
-    db.close()
+    directory = _index_file_of_before(tmp_path, namespace="old-ns")
     idx = nomodel(directory)
     assert idx.namespaces() == ["", "old-ns"]
     idx.reset("old-ns")  # its only row goes: the namespace must still be known after a reopen
