@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 CALLBACK_INPROGRESS, CALLBACK_SUCCESS, CALLBACK_FAIL = "CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL"
 #: the status a failed run's last delivery is recorded with (a step raised: the endpoint answered 500)
 FAIL_STATUS = 500
+INTERRUPTED = "interrupted: the sandbox stopped while the failure function ran"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,13 @@ class FailureCallbacks:
                        "fail_response, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                        (seq, _message_id(), CALLBACK_INPROGRESS, FAIL_STATUS, reason, now_ms()))
         self._call_failure_function(seq)
+
+    @staticmethod
+    def _fail_interrupted_callbacks(db: Any) -> None:
+        """At start (inside ``db``'s transaction): a call a stop interrupted has failed, and so can be
+        retried from the DLQ."""
+        db.execute("UPDATE failure_callbacks SET state = ?, response_status = ?, response_body = ? WHERE state = ?",
+                   (CALLBACK_FAIL, FAIL_STATUS, json.dumps({"error": INTERRUPTED}), CALLBACK_INPROGRESS))
 
     def retry_failure_function(self, dlq_id: str) -> RunHandle:
         """Call the failure function of DLQ entry ``dlq_id``'s run again, on the worker pool; returns

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -68,6 +68,7 @@ from starlette.types import ASGIApp
 from svckit.sandbox.area import Area, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.failure import CallbackError
+from svckit.sandbox.headers import neutral_headers
 from svckit.sandbox.http import ApiError, AuthGate, json_app
 from svckit.sandbox.queue_reads import (
     BULK_COUNT,
@@ -97,8 +98,8 @@ from svckit.sandbox.store import Store
 
 
 # -- request headers and bodies -----------------------------------------------------------------
-def _str_header(request: Request, name: str) -> str | None:
-    value = request.headers.get(name)
+def _str_header(headers: Mapping[str, str], name: str) -> str | None:
+    value = headers.get(name.lower())
     if value is not None and not value.strip():
         raise ApiError(400, f"{name}: must not be empty")
     return value
@@ -137,14 +138,19 @@ async def _dlq_ids(request: Request, *, required: bool) -> list[str]:
     return ids
 
 
-def _run_overrides(request: Request) -> dict[str, Any]:
-    """The optional Service-* headers of resume and restart (spec, Endpoints D)."""
-    return {
-        "flow_control_key": _str_header(request, "Service-Flow-Control-Key"),
-        "flow_control_value": _str_header(request, "Service-Flow-Control-Value"),
-        "retries": int_param("Service-Retries", request.headers.get("Service-Retries")),
-        "run_id": _str_header(request, "Service-Workflow-RunId"),
+def _run_options(headers: Mapping[str, str], *, label: bool = False) -> dict[str, Any]:
+    """A run's options from its optional Service-* headers (spec, Endpoints D), as
+    :meth:`WorkflowRunner.trigger` and the DLQ's resume and restart take them; ``headers`` by
+    lower-case name (a request's, or a batch message's made neutral); ``label`` for a new run."""
+    options = {
+        "flow_control_key": _str_header(headers, "Service-Flow-Control-Key"),
+        "flow_control_value": _str_header(headers, "Service-Flow-Control-Value"),
+        "retries": int_param("Service-Retries", headers.get("service-retries")),
+        "run_id": _str_header(headers, "Service-Workflow-RunId"),
     }
+    if label:
+        options["label"] = _str_header(headers, "Service-Label")
+    return options
 
 
 def _handle_wire(handle: Any) -> dict[str, Any]:
@@ -171,23 +177,17 @@ def _batch_run(message: Any) -> dict[str, Any]:
     given = message.get("headers") or {}
     if not isinstance(given, dict):
         raise ApiError(400, "a message's headers must be an object of header names to values")
-    headers: dict[str, str] = {}
-    for name, value in given.items():
-        key = str(name).lower()
-        for prefix in ("upstash-", "service-"):
-            key = key.removeprefix(prefix)
-        headers[key] = str(value)
+    headers = {name.decode(): value.decode() for name, value in
+               neutral_headers([(str(k).lower().encode(), str(v).encode()) for k, v in given.items()])}
     raw = message.get("body")
     try:
         body = json.loads(raw) if isinstance(raw, str) and raw else raw
     except (ValueError, RecursionError):
         body = raw
-    label = headers.get("label")
-    return {"url": message["destination"], "body": body, "run_id": headers.get("workflow-runid"),
-            "label": label.split(",")[0] if label else None,
-            "retries": int_param("Upstash-Retries", headers.get("retries")),
-            "flow_control_key": headers.get("flow-control-key"),
-            "flow_control_value": headers.get("flow-control-value")}
+    options = _run_options(headers, label=True)
+    if options["label"]:
+        options["label"] = options["label"].split(",")[0]
+    return {"url": message["destination"], "body": body, **options}
 
 
 def _cancel_filters(params: Any) -> list[Filter]:
@@ -285,20 +285,20 @@ class QueueArea(Area):
 
         def one_from_dlq(start: Callable[..., list[Any]]) -> Any:
             def handler(request: Request) -> JSONResponse:
-                (handle,) = from_dlq(start, [request.path_params["dlqId"]], _run_overrides(request))
+                (handle,) = from_dlq(start, [request.path_params["dlqId"]], _run_options(request.headers))
                 return JSONResponse(_handle_wire(handle))
             return handler
 
         def many_from_dlq(start: Callable[..., list[Any]]) -> Any:
             async def handler(request: Request) -> JSONResponse:
-                ids, overrides = await _dlq_ids(request, required=True), _run_overrides(request)
+                ids, overrides = await _dlq_ids(request, required=True), _run_options(request.headers)
                 handles = await run_in_threadpool(from_dlq, start, ids, overrides)
                 return JSONResponse({"workflowRuns": [_handle_wire(h) for h in handles]})
             return handler
 
         def selected_from_dlq(start: Callable[..., list[Any]]) -> Any:
             async def handler(request: Request) -> JSONResponse:
-                overrides = _run_overrides(request)
+                overrides = _run_options(request.headers)
                 ids, cursor = await dlq_selection(request)
                 handles = await run_in_threadpool(from_dlq, start, ids, overrides)
                 return JSONResponse(with_cursor({"workflowRuns": [_handle_wire(h) for h in handles]}, cursor))
@@ -354,14 +354,8 @@ class QueueArea(Area):
                 body = json.loads(raw) if raw else None
             except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
                 body = raw.decode("utf-8", "replace")  # a non-JSON payload is kept as a string
-            options: dict[str, Any] = {
-                "run_id": _str_header(request, "Service-Workflow-RunId"),
-                "label": _str_header(request, "Service-Label"),
-                "retries": int_param("Service-Retries", request.headers.get("Service-Retries")),
-                "flow_control_key": _str_header(request, "Service-Flow-Control-Key"),
-                "flow_control_value": _str_header(request, "Service-Flow-Control-Value"),
-                "caller_ip": request.client.host if request.client else None,
-            }
+            options = {**_run_options(request.headers, label=True),
+                       "caller_ip": request.client.host if request.client else None}
             try:
                 handle = await run_in_threadpool(runner.trigger, request.path_params["url"], body, **options)
             except UnknownWorkflow as exc:

@@ -68,7 +68,7 @@ from typing import Any
 
 from svckit.queue.models import RunState, StepState
 from svckit.sandbox.area import new_token
-from svckit.sandbox.failure import CALLBACK_FAIL, CALLBACK_INPROGRESS, FailureCallbacks, FailureFunction
+from svckit.sandbox.failure import FailureCallbacks, FailureFunction
 from svckit.sandbox.pool import WorkerPool
 from svckit.sandbox.steps import (
     RunAborted,
@@ -363,10 +363,7 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         dlq_ids = []
         now = now_ms()
         with self.store.transaction() as db:
-            # a failure function the stop interrupted has failed: it can be retried from the DLQ
-            db.execute("UPDATE failure_callbacks SET state = ?, response_status = 500, response_body = ? "
-                       "WHERE state = ?", (CALLBACK_FAIL, json.dumps({"error": "interrupted: the sandbox stopped while the failure function ran"}),
-                        CALLBACK_INPROGRESS))
+            self._fail_interrupted_callbacks(db)
             for run in db.execute("SELECT seq FROM runs WHERE state = ?", (RunState.RUN_STARTED.value,)).fetchall():
                 self._finish_steps(db, "run_seq = ? AND state = ?", (run["seq"], StepState.STEP_PROGRESS.value),
                                    StepState.STEP_FAILED, json.dumps({"error": INTERRUPTED}), now,

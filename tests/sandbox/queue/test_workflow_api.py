@@ -97,7 +97,9 @@ def test_batch_starts_nothing_when_one_destination_is_not_a_workflow(raw_queue: 
     assert reply.status_code == 404
     assert "elsewhere.example" in reply.json()["error"]
     assert raw_queue.get("/v2/workflows/logs").json()["runs"] == []
-    for bad in ([], {"destination": SHOP}, [{"body": "{}"}]):
+    for bad in ([], {"destination": SHOP}, [{"body": "{}"}], [{"destination": SHOP, "headers": ["x"]}],
+                [{"destination": SHOP, "headers": {"Upstash-Label": " "}}],
+                [{"destination": SHOP, "headers": {"Upstash-Retries": "-1"}}]):
         assert raw_queue.post("/v2/batch", json=bad).status_code == 400
 
 
