@@ -85,7 +85,7 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
     sandbox = sandbox_from_args(args)
 
     def ready(sb) -> None:
-        for name, value in env_lines(sb.env, getattr(args, "env", "svc")):
+        for name, value in env_lines(sb.env, args.env):
             print(f"{name}={value}")
         sys.stdout.flush()
         LOG.info("serving %s (data in %s); Ctrl-C stops", sb.url, sb.data_dir)

@@ -3,7 +3,7 @@
 
 One pytest test per ``tests/compat/js/*.test.mjs`` file: ``node --test`` runs the file in a child
 process whose environment holds the sandbox's settings under the VENDOR's variable names
-(:func:`svckit.config.vendor_env`), so the JS tests build their clients as an app does
+(what ``svckit sandbox --env vendor`` prints), so the JS tests build their clients as an app does
 (``Redis.fromEnv()``, ``Index.fromEnv()``, ``new Client({baseUrl: process.env.QSTASH_URL, ...})``).
 Node's own report (one line per JS test) is the failure message.
 
@@ -28,38 +28,15 @@ from typing import Any
 
 import pytest
 
-from svckit.config import vendor_env
+from svckit.cli import env_lines
 from svckit.sandbox import Sandbox
-from tests.compat.workflows import register_workflows
+from tests.compat.workflows import register_workflows, seed_queue
 from tests.conftest import IN_CI, require_binary
 
 JS_DIR = Path(__file__).parent / "js"
 JS_FILES = sorted(JS_DIR.glob("*.test.mjs"))
 #: one file's run of ``node --test`` may take this long (the first text query waits for the model)
 NODE_TIMEOUT = 120.0
-
-# -- the queue area's workflow runs ----------------------------------------------------------------
-#: a workflow whose second step always fails (its runs end RUN_FAILED, in the DLQ), and one that succeeds
-FAIL_URL = "https://compat.example/fail"
-OK_URL = "https://compat.example/ok"
-
-
-class PaymentDeclined(RuntimeError):
-    """What the failing workflow's ``charge`` step raises (the DLQ entry's response body names it)."""
-
-
-def _failing_workflow(context: Any) -> None:
-    context.run("reserve", lambda: {"reserved": context.body})
-
-    def charge() -> None:
-        raise PaymentDeclined("card declined: 402")
-
-    context.run("charge", charge)
-
-
-def _succeeding_workflow(context: Any) -> Any:
-    return context.run("ship", lambda: {"shipped": context.body})
-
 
 def _queue(sandbox: Sandbox) -> Any:
     """The sandbox's queue area: its ``runner`` (svckit/sandbox/runner.py) and ``store``."""
@@ -72,33 +49,6 @@ def fresh_queue(sandbox: Sandbox) -> None:
     queue = _queue(sandbox)
     queue.runner.cancel_many()  # a canceled run never reaches the DLQ
     queue.runner.delete_dlq([row["dlq_id"] for row in queue.store.query("SELECT dlq_id FROM dlq")])
-
-
-def seed_queue(sandbox: Sandbox, tag: str = "js", *, failing: int = 3, succeeding: int = 2) -> dict[str, str]:
-    """Register the two workflows on the queue area's runner and make runs of them, labelled with
-    ``tag`` (``<tag>-fail``, ``<tag>-ok``): ``failing`` runs that end in the DLQ (each step is tried
-    twice: ``retries=1``) and ``succeeding`` ones. Returns once every run ended, as ``COMPAT_*``
-    variables for the JS tests (URLs, labels, run ids, comma-separated)."""
-    runner = _queue(sandbox).runner
-    runner.register(FAIL_URL, _failing_workflow)
-    runner.register(OK_URL, _succeeding_workflow)
-    fail_label, ok_label = f"{tag}-fail", f"{tag}-ok"
-    failed = [runner.trigger(FAIL_URL, {"order": i}, label=fail_label, retries=1) for i in range(failing)]
-    succeeded = [runner.trigger(OK_URL, {"order": i}, label=ok_label) for i in range(succeeding)]
-    for handles, state in ((failed, "RUN_FAILED"), (succeeded, "RUN_SUCCESS")):
-        ended = [runner.wait(handle) for handle in handles]
-        assert ended == [state] * len(handles), f"seed_queue: runs ended {ended}, not {state}"
-    in_dlq = _queue(sandbox).store.query(
-        "SELECT COUNT(*) AS n FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE r.label = ?", (fail_label,))
-    assert in_dlq[0]["n"] == failing, f"seed_queue: {in_dlq[0]['n']} of {failing} failed runs in the DLQ"
-    return {
-        "COMPAT_FAIL_URL": FAIL_URL,
-        "COMPAT_OK_URL": OK_URL,
-        "COMPAT_FAIL_LABEL": fail_label,
-        "COMPAT_OK_LABEL": ok_label,
-        "COMPAT_FAIL_RUN_IDS": ",".join(h.workflow_run_id for h in failed),
-        "COMPAT_OK_RUN_IDS": ",".join(h.workflow_run_id for h in succeeded),
-    }
 
 
 def setup_workflows(sandbox: Sandbox, tag: str) -> dict[str, str]:
@@ -115,13 +65,12 @@ SETUP: dict[str, Callable[[Sandbox, str], dict[str, str]]] = {
 
 # -- running node -----------------------------------------------------------------------------------
 def node_env(sandbox: Sandbox, extra: dict[str, str]) -> dict[str, str]:
-    """What the node process sees: the vendor's variables, PATH and HOME, telemetry off, ``extra``."""
-    env = {**vendor_env(sandbox.env), "UPSTASH_DISABLE_TELEMETRY": "1", **extra}
+    """What the node process sees: the lines ``svckit sandbox --env vendor`` prints (the vendor's
+    variables, and NODE_EXTRA_CA_CERTS for a sandbox on TLS), PATH and HOME, telemetry off, ``extra``."""
+    env = {**dict(env_lines(sandbox.env, "vendor")), "UPSTASH_DISABLE_TELEMETRY": "1", **extra}
     for name in ("PATH", "HOME"):
         if name in os.environ:
             env[name] = os.environ[name]
-    if "SVC_CA_FILE" in env:  # a sandbox on TLS: node trusts its CA like the Python clients do
-        env["NODE_EXTRA_CA_CERTS"] = env["SVC_CA_FILE"]
     return env
 
 
