@@ -13,7 +13,9 @@ Retry rules (:class:`RetryPolicy`):
 - a reset connection, a read timeout, a truncated body or a 5xx status are retried only when the
   request is idempotent, or when the caller asked for it (``retry_non_idempotent=True``): the server
   may have executed it already;
-- waits grow exponentially with full jitter, capped at ``max_backoff``.
+- waits grow exponentially with full jitter, capped at ``max_backoff``; a retried status that carries
+  ``Retry-After`` (a 503 while the service restarts a part) waits at least that long, up to
+  ``max_retry_after``: a server that asks for longer gets its answer returned instead of a wait.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import datetime as dt
+import email.utils
 import importlib.util
 import itertools
 import random
@@ -102,6 +106,7 @@ class RetryPolicy:
     max_backoff: float = 2.0
     statuses: frozenset[int] = frozenset({500, 502, 503, 504})
     retry_non_idempotent: bool = False
+    max_retry_after: float = 10.0
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -121,6 +126,24 @@ class RetryPolicy:
         if error is not None:
             return safe and isinstance(error, httpx.TransportError)
         return safe and status in self.statuses
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds a response's ``Retry-After`` asks to wait (delay-seconds or an HTTP date), or None."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 class Auth:
@@ -456,7 +479,11 @@ class _TransportBase:
         wait before the next attempt, or the response to return (a final error is raised here)."""
         status = response.status_code if response is not None else None
         if attempt < self.retry.attempts and self.retry.may_retry(request, error, status):
-            return self.retry.delay(attempt)
+            asked = retry_after(response) if response is not None else None
+            if asked is None:
+                return self.retry.delay(attempt)
+            if asked <= self.retry.max_retry_after:
+                return max(asked, self.retry.delay(attempt))
         if error is not None:
             raise _wrap(error, self._secrets, what) from None
         assert response is not None

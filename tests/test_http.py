@@ -72,6 +72,35 @@ def test_non_idempotent_request_retried_when_asked_and_on_connect_errors():
     assert t.send(ApiRequest("POST", "/INCR/a")).status_code == 200 and len(seen) == 2
 
 
+def _waits_of(monkeypatch) -> list[float]:
+    """The transport's waits between attempts, recorded instead of slept."""
+    waits: list[float] = []
+    monkeypatch.setattr("svckit._http.time.sleep", waits.append)
+    return waits
+
+
+def _unavailable(retry_after: str) -> httpx.MockTransport:
+    answers = iter([httpx.Response(503, json={"error": "restarting"}, headers={"Retry-After": retry_after})])
+    return httpx.MockTransport(lambda request: next(answers, httpx.Response(200, json={"result": "OK"})))
+
+
+@pytest.mark.parametrize("header", ["2", "Fri, 01 Jan 2100 00:00:00 GMT"])
+def test_a_retried_503_waits_as_long_as_its_retry_after_asks(monkeypatch, header):
+    waits = _waits_of(monkeypatch)
+    policy = RetryPolicy(attempts=3, backoff=0.05, max_retry_after=float("inf"))
+    t = SyncTransport("http://127.0.0.1:1", retry=policy, transport=_unavailable(header))
+    assert t.send(ApiRequest("GET", "/GET/a", idempotent=True)).status_code == 200
+    [wait] = waits
+    assert wait >= 2  # not the policy's own 0.05 s, which the service said is too soon
+
+
+def test_a_retry_after_beyond_the_policys_patience_is_answered_not_waited_for(monkeypatch):
+    waits = _waits_of(monkeypatch)
+    t = SyncTransport("http://127.0.0.1:1", retry=RetryPolicy(max_retry_after=10), transport=_unavailable("60"))
+    assert t.send(ApiRequest("GET", "/GET/a", idempotent=True)).status_code == 503
+    assert waits == []
+
+
 def test_errors_and_reprs_never_show_secrets():
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError(f"refused while sending {request.headers['authorization']}")
