@@ -4,6 +4,7 @@ local index's store, which hold secrets and the user's data."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,9 +28,18 @@ def create_private_file(path: Path) -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file beside it, then a rename), created 0600."""
+    """Write ``text`` to ``path`` atomically (a temporary file beside it, on disk before a rename),
+    created 0600. When the disk refuses (full, read-only) the OSError is raised, ``path`` keeps what
+    it held and no temporary file is left behind."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -15,6 +15,7 @@
     │                               their APIError for it, built from ``response``
     ├── InvalidRequest (ValueError)  the local vector index refused a request (the sandbox's 400)
     ├── EmbeddingModelMissing (RuntimeError)  the local index has no embedding model (the sandbox's 422)
+    ├── DiskError (OSError)         a file system refused a write: full, read-only (the sandbox's 507)
     └── APIError                    the server answered with an error status
         ├── BadRequest              400
         │   └── CommandError        400 / {error} element: a key-value command failed
@@ -117,6 +118,18 @@ class EmbeddingModelMissing(SvcError, RuntimeError):
     def __init__(self) -> None:
         super().__init__("Embedding data for this index is not allowed. The index must be created with "
                          "an embedding model to embed data")
+
+
+class DiskError(SvcError, OSError):
+    """The file system of the sandbox's data directory or of a local index refused a write: it is
+    full, read-only, over a quota or failing (:mod:`svckit._disk`). ``path`` names the file; the write
+    was undone, so nothing of it is half-written. The sandbox answers 507 with this message."""
+
+    status = 507
+
+    def __init__(self, message: str, path: str) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 class APIError(SvcError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from svckit.errors import EmbeddingModelMissing, InvalidRequest
+from svckit.errors import DiskError, EmbeddingModelMissing, InvalidRequest
 from svckit.localindex.index import LocalIndex
 from svckit.localindex.request import parse_delete, parse_fetch
 
@@ -50,10 +50,11 @@ OPERATIONS: dict[str, Any] = {
 
 def error_status(exc: Exception) -> int | None:
     """The HTTP status the service answers for a local index error (422: no embedding model; 400: a
-    refused request or filter; 404: an unknown name), or None for an error that is a bug."""
+    refused request or filter; 404: an unknown name; 507: a write the disk refused), or None for an
+    error that is a bug."""
     if isinstance(exc, EmbeddingModelMissing):
         return 422
-    if isinstance(exc, InvalidRequest):
+    if isinstance(exc, (InvalidRequest, DiskError)):
         return exc.status
     if isinstance(exc, ValueError):  # FilterSyntaxError and the index's own refusals
         return 400

@@ -76,7 +76,9 @@ class LocalIndex(IndexReads):
     ``model``: ``None`` for the packaged all-MiniLM-L6-v2, a sentence-transformers model directory, a
     :class:`DenseEmbedder`, or ``False`` for an index created without an embedding model (text
     operations raise :class:`EmbeddingModelMissing`; ``dimension`` then defaults to 384).
-    ``path``: ``None`` keeps everything in memory; a directory persists every change there.
+    ``path``: ``None`` keeps everything in memory; a directory persists every change there, before
+    the index shows it (a write the disk refused raises :class:`~svckit.errors.DiskError` and changes
+    nothing).
     ``limits``: what one request may ask for (:class:`Limits`; its defaults when None).
     ``name``: the index's name, for the error about a namespace that does not exist.
 
@@ -227,6 +229,14 @@ class LocalIndex(IndexReads):
         return len(entries)
 
     def _insert(self, namespace: str, items: Sequence[Entry], vectors: np.ndarray | None, *, persist: bool) -> None:
+        # Stored first: a write the disk refused (DiskError) leaves the index as it was, so nothing is
+        # answered from memory that a restart would not find. The same holds for every write below.
+        if persist and self._store is not None:
+            self._store.upsert(namespace, [
+                (e.id, self._next_seq(), e.data, e.metadata, None if vectors is None else vectors[i], e.sparse,
+                 e.given)
+                for i, e in enumerate(items)
+            ])
         ns = self._namespace(namespace, create=True)
         assert ns is not None
         old_rows = [ns.row_of[e.id] for e in items if e.id in ns.row_of]
@@ -252,12 +262,6 @@ class LocalIndex(IndexReads):
                 else:
                     ns.sparse.add(row, *sparse.term_frequencies(e.data or ""))
         ns.sorted_ids = None
-        if persist and self._store is not None:
-            self._store.upsert(namespace, [
-                (e.id, self._next_seq(), e.data, e.metadata, None if vectors is None else vectors[i], e.sparse,
-                 e.given)
-                for i, e in enumerate(items)
-            ])
         self._maybe_compact(ns)
 
     def _next_seq(self) -> int:
@@ -320,6 +324,8 @@ class LocalIndex(IndexReads):
                 gone = [ns.records[row].id for row in verdicts.rows(ns).tolist()]
             else:
                 raise InvalidRequest("delete: give ids, prefix or filter")
+            if self._store is not None and gone:
+                self._store.delete(namespace, gone)
             rows = [ns.row_of.pop(rid) for rid in gone]
             for row in rows:
                 ns.records.pop(row, None)
@@ -328,8 +334,6 @@ class LocalIndex(IndexReads):
             if ns.dense is not None and rows:
                 ns.dense.retire(rows)
             ns.sorted_ids = None
-            if self._store is not None and gone:
-                self._store.delete(namespace, gone)
             self._maybe_compact(ns)  # an emptied namespace stays, as after a reset
             return len(gone)
 
@@ -337,6 +341,8 @@ class LocalIndex(IndexReads):
         """Remove every vector of a namespace, or of every namespace with ``all``. The namespaces stay,
         empty; a namespace that does not exist is not created."""
         with self._lock:
+            if self._store is not None:
+                self._store.empty(None if all else namespace)
             if all:
                 names = list(self._namespaces)
             else:
@@ -344,8 +350,6 @@ class LocalIndex(IndexReads):
             for name in names:
                 del self._namespaces[name]
                 self._namespace(name, create=True)  # empty, with fresh dense and sparse parts
-            if self._store is not None:
-                self._store.empty(None if all else namespace)
 
     def delete_namespace(self, namespace: str) -> None:
         """Delete a namespace and its vectors; the default namespace cannot be deleted."""
@@ -355,9 +359,9 @@ class LocalIndex(IndexReads):
             if namespace not in self._namespaces:
                 where = f" for the index {self.name}" if self.name else ""
                 raise UnknownName(f"Namespace {namespace}{where} does not exist")
-            del self._namespaces[namespace]
             if self._store is not None:
                 self._store.drop_namespace(namespace)
+            del self._namespaces[namespace]
 
     def _maybe_compact(self, ns: Namespace) -> None:
         if ns.dense is None or ns.dense.size < 1024 or ns.dense.dead_fraction() < COMPACT_DEAD_FRACTION:

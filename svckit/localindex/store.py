@@ -1,6 +1,9 @@
 """Persistence of a local index: one SQLite file per index directory.
 
-Each upsert and delete is one transaction, so a crash or restart keeps every acknowledged vector.
+Each upsert and delete is one transaction, so a crash or restart keeps every acknowledged vector, and
+a write the disk refused (full, read-only) leaves nothing of itself: it raises
+:class:`~svckit.errors.DiskError` naming the file, and the next write goes through once the disk takes
+it again (:mod:`svckit._disk`).
 Dense vectors are stored as float32 blobs (nothing is re-embedded on restart). Sparse vectors made
 from text are not stored, because re-tokenising the raw text at load is cheap and their weights depend
 on the namespace's current average length anyway; sparse vectors the client gave are stored as JSON
@@ -17,11 +20,13 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from svckit._disk import writing
 from svckit._files import create_private_file, private_dir
 
 SCHEMA = """
@@ -52,19 +57,30 @@ class IndexStore:
     def __init__(self, directory: str | Path) -> None:
         # the vectors, their text and metadata are the user's data: private, like the sandbox's data
         # directory (created 0600 before SQLite opens it; its WAL and shared-memory files copy the mode)
-        self.directory = private_dir(Path(directory))
-        self.path = create_private_file(self.directory / "index.sqlite3")
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}
-        for name, declaration in ADDED_COLUMNS:
-            if name not in have:
-                self._db.execute(f"ALTER TABLE vectors ADD COLUMN {name} {declaration}")
-        # a file from before the namespaces table: its namespaces are those its vectors are in
-        self._db.execute("INSERT OR IGNORE INTO namespaces SELECT DISTINCT namespace FROM vectors")
+        self.directory = Path(directory)
+        self.path = self.directory / "index.sqlite3"
+        with writing(self.path):  # a read-only or full directory says so when the index opens
+            private_dir(self.directory)
+            create_private_file(self.path)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(vectors)")}
+            for name, declaration in ADDED_COLUMNS:
+                if name not in have:
+                    self._db.execute(f"ALTER TABLE vectors ADD COLUMN {name} {declaration}")
+            # a file from before the namespaces table: its namespaces are those its vectors are in
+            self._db.execute("INSERT OR IGNORE INTO namespaces SELECT DISTINCT namespace FROM vectors")
         self._lock = threading.Lock()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: all of it, or nothing when it fails (the connection rolls back, also
+        after a failed COMMIT, and takes the next write); a disk that refused it raises DiskError."""
+        with self._lock, writing(self.path), self._db:
+            self._db.execute("BEGIN")
+            yield
 
     def settings(self) -> dict[str, Any]:
         with self._lock:
@@ -72,8 +88,7 @@ class IndexStore:
         return {k: json.loads(v) for k, v in rows}
 
     def save_settings(self, values: dict[str, Any]) -> None:
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
+        with self._transaction():
             self._db.executemany("INSERT OR REPLACE INTO settings VALUES (?, ?)",
                                  [(k, json.dumps(v)) for k, v in values.items()])
 
@@ -86,23 +101,20 @@ class IndexStore:
              None if sparse is None else json.dumps([list(sparse[0]), list(sparse[1])]), int(given))
             for rid, seq, data, meta, vec, sparse, given in records
         ]
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
+        with self._transaction():
             self._db.execute("INSERT OR IGNORE INTO namespaces VALUES (?)", (namespace,))
             self._db.executemany("INSERT OR REPLACE INTO vectors (namespace, id, seq, data, metadata, vector, "
                                  "sparse, given) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def delete(self, namespace: str, ids: Iterable[str]) -> None:
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
+        with self._transaction():
             self._db.executemany("DELETE FROM vectors WHERE namespace = ? AND id = ?",
                                  [(namespace, i) for i in ids])
 
     def empty(self, namespace: str | None) -> None:
         """Delete every row of a namespace, or of every namespace when ``namespace`` is None; the
         namespaces stay (a reset)."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
+        with self._transaction():
             if namespace is None:
                 self._db.execute("DELETE FROM vectors")
             else:
@@ -110,8 +122,7 @@ class IndexStore:
 
     def drop_namespace(self, namespace: str) -> None:
         """Delete a namespace: its rows and its name."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
+        with self._transaction():
             self._db.execute("DELETE FROM vectors WHERE namespace = ?", (namespace,))
             self._db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
 

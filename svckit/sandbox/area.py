@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp
 
+from svckit._disk import writing
 from svckit._files import write_private
 
 N = TypeVar("N", int, float)
@@ -71,7 +72,8 @@ class Credentials:
         path = self._path
         if path is None:
             return
-        write_private(path, json.dumps({k: v for k, v in asdict(self).items() if not k.startswith("_")}))
+        with writing(path):  # a read-only or full data directory says so at start, naming the file
+            write_private(path, json.dumps({k: v for k, v in asdict(self).items() if not k.startswith("_")}))
 
     def __repr__(self) -> str:
         return "Credentials(***)"
@@ -87,6 +89,17 @@ class SandboxContext:
     #: resources that several areas use (the SQLite store of accounts and runs), built by the first
     #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
     shared: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Health:
+    """One check of an area's health, as ``GET /health`` and ``svckit doctor --sandbox URL`` show it:
+    ``check`` names what was checked ("redis", "sqlite", "index"), ``detail`` says what was found
+    in a few words for a person (a path, a pid, the error; never a token or password)."""
+
+    check: str
+    ok: bool
+    detail: str
 
 
 class Area:
@@ -141,6 +154,12 @@ class Area:
 
     async def stop(self) -> None:
         """Called on shutdown, after the connections closed; stop children, flush state."""
+
+    async def health(self) -> list[Health]:
+        """What this area depends on, checked now (Redis reachable, the index ready, SQLite
+        writable): read on the event loop by ``GET /health``, so each check is quick and never
+        blocks the loop (a file probe runs in a thread)."""
+        return []
 
     async def seed(self, name: str) -> None:
         """Load a named data set (``demo``) into this area."""

@@ -21,7 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from svckit.account.plans import UPGRADE_PLAN_NAMES
-from svckit.sandbox.area import Area, SandboxContext
+from svckit.sandbox.area import Area, Health, SandboxContext
 from svckit.sandbox.auth import basic_check
 from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
 from svckit.sandbox.store import Store
@@ -84,6 +84,9 @@ class DevApiArea(Area):
         record = self.store.queue_account()
         plan = record.get("reserved_type") or record.get("type") or "free"
         return f"a queue account on the {plan} plan, {len(self.store.search_indexes())} search indexes"
+
+    async def health(self) -> list[Health]:
+        return [await self.store.health()]
 
     def env(self, base_url: str) -> dict[str, str]:
         creds = self.ctx.credentials

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from svckit.sandbox.steps import _error_text, _json_or_none, _message_id
+from svckit.sandbox.steps import RunAborted, _error_text, _json_or_none, _message_id
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 if TYPE_CHECKING:
@@ -64,15 +64,16 @@ class FailureCallbacks:
     store: Store
     _pool: WorkerPool
     _failure_functions: dict[str, FailureFunction]
+    _write: Callable[[str, Callable[[Any], Any]], Any]  # StepEngine's: a write that waits for the disk
 
     def _failed(self, seq: int, url: str, reason: str) -> None:
         """A run just failed for good: call its workflow's failure function, if it has one."""
         if url not in self._failure_functions:
             return
-        with self.store.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO failure_callbacks (run_seq, message_id, state, fail_status, "
-                       "fail_response, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                       (seq, _message_id(), CALLBACK_INPROGRESS, FAIL_STATUS, reason, now_ms()))
+        self._write(f"the failure callback of {url}", lambda db: db.execute(
+            "INSERT OR REPLACE INTO failure_callbacks (run_seq, message_id, state, fail_status, fail_response, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (seq, _message_id(), CALLBACK_INPROGRESS, FAIL_STATUS, reason, now_ms())))
         self._call_failure_function(seq)
 
     @staticmethod
@@ -124,8 +125,8 @@ class FailureCallbacks:
             except Exception as exc:  # noqa: BLE001 - a failing callback is recorded, like a failing step
                 state, status, body = CALLBACK_FAIL, FAIL_STATUS, json.dumps({"error": _error_text(exc)})
                 log.warning("the failure function of workflow run %s failed: %s", row["run_id"], _error_text(exc))
-            with self.store.transaction() as db:
-                db.execute("UPDATE failure_callbacks SET state = ?, response_status = ?, response_body = ?, "
-                           "updated_at = ? WHERE run_seq = ?", (state, status, body, now_ms(), seq))
-        except StoreClosed:
+            self._write(f"the failure callback of workflow run {row['run_id']}", lambda db: db.execute(
+                "UPDATE failure_callbacks SET state = ?, response_status = ?, response_body = ?, updated_at = ? "
+                "WHERE run_seq = ?", (state, status, body, now_ms(), seq)))
+        except (StoreClosed, RunAborted):
             pass  # the sandbox stopped: the callback stays in progress, as an interrupted step does

@@ -3,7 +3,8 @@
 JSON request-body reading.
 
 :class:`ApiError` is raised by a handler to answer with an error status; :func:`json_app` turns it,
-and routing's own 404 and 405, into ``{"error": message}``; :class:`AuthGate` answers 401 before
+routing's own 404 and 405, and a :class:`~svckit.errors.DiskError` from the store (507: the data
+directory's disk is full or read-only), into ``{"error": message}``; :class:`AuthGate` answers 401 before
 any route is looked up, using a check from :mod:`svckit.sandbox.auth`.
 """
 
@@ -19,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from svckit.errors import DiskError
 
 
 class ApiError(Exception):
@@ -37,14 +40,20 @@ async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
     return error_response(exc.status, exc.message)
 
 
+async def _disk_error(request: Request, exc: DiskError) -> JSONResponse:
+    return error_response(exc.status, str(exc))
+
+
 async def _http_exception(request: Request, exc: HTTPException) -> JSONResponse:
     return error_response(exc.status_code, str(exc.detail).lower() if exc.status_code in (404, 405) else
                           str(exc.detail), getattr(exc, "headers", None))
 
 
 def json_app(routes: list[Route]) -> Starlette:
-    """A Starlette app whose every error (ours, 404 and 405 from routing) is ``{"error": ...}``."""
-    handlers: dict[Any, Callable[[Request, Any], Any]] = {ApiError: _api_error, HTTPException: _http_exception}
+    """A Starlette app whose every error (ours, 404 and 405 from routing, 507 for a write the disk
+    refused) is ``{"error": ...}``."""
+    handlers: dict[Any, Callable[[Request, Any], Any]] = {ApiError: _api_error, HTTPException: _http_exception,
+                                                          DiskError: _disk_error}
     return Starlette(routes=routes, exception_handlers=handlers)
 
 

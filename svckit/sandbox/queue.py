@@ -36,7 +36,8 @@ The workflow SDK's ``Client`` (``/v2/workflows/...``):
   ``{workflowRuns}`` or ``{deleted}``, plus ``cursor`` while entries remain.
 - ``POST /v2/batch``                    ``Client.trigger()``: each message whose destination is a registered
   workflow starts a run of it (its ``Upstash-*`` headers are the run's options); ``[{messageId}]``,
-  ``deduplicated`` for a run id already in progress. Other messages (plain publishing) are not served.
+  ``deduplicated`` for a run id already in progress. Every run starts, or none (413 for a message too
+  large, 507 when the disk refused the write). Other messages (plain publishing) are not served.
 - ``POST /v2/workflows/dlq/callback/{dlqId}``   call the run's failure function again
   (:mod:`svckit.sandbox.failure`): ``{workflowRunId, workflowCreatedAt}``; 404; 422 when the run has no
   failure callback or it has not failed.
@@ -65,7 +66,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from svckit.sandbox.area import Area, SandboxContext, positive_option
+from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.failure import CallbackError
 from svckit.sandbox.headers import neutral_headers
@@ -374,16 +375,20 @@ class QueueArea(Area):
             caller = request.client.host if request.client else None
 
             def start() -> list[dict[str, Any]]:
-                replies = []
+                # the hosted service starts one run per run id at a time: a later message with the run id
+                # of one in progress, or of one before it in the batch, is deduplicated
+                seen: set[str] = set()
+                fresh = []
                 for m in messages:
-                    running = m["run_id"] is not None and store.query(
-                        "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (m["run_id"],))
-                    if running:  # the hosted service starts one run per run id at a time
-                        replies.append({"messageId": _message_id(), "deduplicated": True})
-                        continue
-                    runner.trigger(m.pop("url"), m.pop("body"), caller_ip=caller, **m)
-                    replies.append({"messageId": _message_id()})
-                return replies
+                    run_id = m["run_id"]
+                    fresh.append(run_id is None or not (run_id in seen or store.query(
+                        "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (run_id,))))
+                    if run_id is not None:
+                        seen.add(run_id)
+                # one write: every run starts, or none (a message too large, a disk that refused it)
+                runner.trigger_many([{**m, "caller_ip": caller} for m, new in zip(messages, fresh) if new])
+                return [{"messageId": _message_id()} if new else {"messageId": _message_id(), "deduplicated": True}
+                        for new in fresh]
 
             try:
                 return JSONResponse(await run_in_threadpool(start))
@@ -418,6 +423,9 @@ class QueueArea(Area):
     async def holds(self) -> str:
         [row] = self.store.query("SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(*) FROM dlq) AS dlq")
         return f"{row['runs']:,} workflow runs, {row['dlq']:,} in the DLQ"
+
+    async def health(self) -> list[Health]:
+        return [await self.store.health()]
 
     def env(self, base_url: str) -> dict[str, str]:
         # Read from the store each time: it reflects a rotation done through /devapi/v2.

@@ -48,8 +48,10 @@ read from the live account record when the run is made (a plan upgrade changes i
 trigger, resume and restart raise :class:`MessageTooLarge` otherwise.
 
 Each step is written to SQLite when it starts and again when it finishes, so a killed sandbox loses
-no finished step. Runs still ``RUN_STARTED`` when a sandbox starts were interrupted by a stop or a
-crash (or were still waiting for a worker): :meth:`recover` marks them ``RUN_FAILED`` (the step in
+no finished step. A write the disk refuses (full, read-only) is tried again until it goes through
+(:meth:`StepEngine._write`): the run waits there and carries on once space is back, without a
+restart. Runs still ``RUN_STARTED`` when a sandbox starts were interrupted by a stop or a crash (or
+were still waiting for a worker): :meth:`recover` marks them ``RUN_FAILED`` (the step in
 flight ``STEP_FAILED``) and puts them in the DLQ, so they can be resumed from where they stopped.
 """
 
@@ -62,7 +64,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,7 +161,7 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         self._failure_functions: dict[str, FailureFunction] = {}
         self._active: dict[int, _ActiveRun] = {}
         self._lock = threading.RLock()
-        self._closed = False
+        self._closing = threading.Event()
         self._pool = WorkerPool(workers, "svckit-run")
 
     # -- registry ----------------------------------------------------------------------------
@@ -190,16 +192,30 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         """Start a run of the workflow registered at ``url`` on the worker pool. ``caller_ip`` is the
         publisher's address the DLQ and its ``callerIp`` filter report (the trigger route passes it).
         MessageTooLarge when the body is over the account's ``max_message_size``."""
+        (handle,) = self.trigger_many([{
+            "url": url, "body": body, "run_id": run_id, "label": label, "retries": retries,
+            "flow_control_key": flow_control_key, "flow_control_value": flow_control_value, "caller_ip": caller_ip}])
+        return handle
+
+    def trigger_many(self, runs: Sequence[Mapping[str, Any]]) -> list[RunHandle]:
+        """:meth:`trigger` for each of ``runs`` (its arguments by name), written as one: every run starts,
+        or none does (an unknown workflow, a message too large, a disk that refused the write)."""
+        with self.store.transaction():
+            rows = [self._new_run(**run) for run in runs]
+        return [self._start(row, {}) for row in rows]
+
+    def _new_run(self, url: str, body: Any = None, *, run_id: str | None = None, label: str | None = None,
+                 retries: int | None = None, flow_control_key: str | None = None,
+                 flow_control_value: str | None = None, caller_ip: str | None = None) -> dict[str, Any]:
         if url not in self._workflows:
             raise UnknownWorkflow(f"no workflow registered at {url!r}")
         body_json = None if body is None else json.dumps(body)
         self._check_message(body_json)
-        row = self._insert_run(
+        return self._insert_run(
             run_id=run_id or f"wfr_{new_token(15)}", url=url, label=label, body=body_json,
             retries=DEFAULT_RETRIES if retries is None else retries,
             flow_control_key=flow_control_key, flow_control_value=flow_control_value, resumed_from=None,
             caller_ip=caller_ip)
-        return self._start(row, {})
 
     def resume(self, dlq_id: str, **overrides: Any) -> RunHandle:
         """A fresh run from DLQ entry ``dlq_id``: succeeded steps are copied, not executed again. Each
@@ -236,18 +252,19 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
                 raise UnknownWorkflow(f"the workflow of this run ({failed['url']!r}) is not registered in this "
                                       "sandbox process; register it with runner.register(url, fn) first")
             self._check_message(failed["body"])
-        handles = []
-        for dlq_id, failed in failed_runs:
-            replay = self._succeeded_steps(failed["seq"]) if keep_steps else {}
-            row = self._insert_run(
-                run_id=run_id or failed["run_id"], url=failed["url"], label=failed["label"], body=failed["body"],
-                retries=failed["retries"] if retries is None else retries,
-                flow_control_key=flow_control_key if flow_control_key is not None else failed["flow_control_key"],
-                flow_control_value=(flow_control_value if flow_control_value is not None
-                                    else failed["flow_control_value"]),
-                resumed_from=dlq_id, consume_dlq=dlq_id, caller_ip=failed["caller_ip"])
-            handles.append(self._start(row, replay))
-        return handles
+        made = []
+        with self.store.transaction():  # one write: every run starts, or none (a disk that refused it)
+            for dlq_id, failed in failed_runs:
+                replay = self._succeeded_steps(failed["seq"]) if keep_steps else {}
+                row = self._insert_run(
+                    run_id=run_id or failed["run_id"], url=failed["url"], label=failed["label"], body=failed["body"],
+                    retries=failed["retries"] if retries is None else retries,
+                    flow_control_key=flow_control_key if flow_control_key is not None else failed["flow_control_key"],
+                    flow_control_value=(flow_control_value if flow_control_value is not None
+                                        else failed["flow_control_value"]),
+                    resumed_from=dlq_id, consume_dlq=dlq_id, caller_ip=failed["caller_ip"])
+                made.append((row, replay))
+        return [self._start(row, replay) for row, replay in made]
 
     def _check_message(self, body_json: str | None) -> None:
         if self.message_limit is None or body_json is None:
@@ -377,7 +394,7 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         """Stop every run at its next step boundary, without waiting (a step function may block).
         Runs still waiting for a worker never start (the next start recovers them)."""
         with self._lock:
-            self._closed = True
+            self._closing.set()
             for active in list(self._active.values()):
                 self._abort(active)
         self._pool.close()
@@ -386,7 +403,7 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
     def _insert_run(self, *, run_id: str, url: str, label: str | None, body: str | None, retries: int,
                     flow_control_key: str | None, flow_control_value: str | None, resumed_from: str | None,
                     consume_dlq: str | None = None, caller_ip: str | None = None) -> dict[str, Any]:
-        if self._closed:
+        if self._closing.is_set():
             raise StoreClosed("the sandbox is stopping")
         with self.store.transaction() as db:
             if consume_dlq is not None:
@@ -415,7 +432,7 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         active = _ActiveRun(row, replay)
         with self._lock:  # a cancel or close sees the run only with its task
             self._active[active.seq] = active
-            if self._closed:  # closed since the run was made: it stays RUN_STARTED, recovered next start
+            if self._closing.is_set():  # closed since the run was made: RUN_STARTED, recovered next start
                 self._retire(active)
             else:
                 active.task = self._pool.submit(functools.partial(self._execute_run, active))
@@ -436,23 +453,25 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
                 self._finish(active, failure=f"workflow code failed outside a step: {_error_text(exc)}")
             else:
                 self._finish(active, failure=None)
-        except StoreClosed:
-            pass  # the sandbox stopped under us; the next start recovers this run
+        except (StoreClosed, RunAborted):
+            pass  # the sandbox stopped under us (while a write waited for the disk too); recovered next start
         finally:
             self._retire(active)
 
     def _finish(self, active: _ActiveRun, failure: str | None) -> None:
         # No abort check here: a run whose last step finished is recorded even while the sandbox stops.
-        with self.store.transaction() as db:
+        def finish(db: Any) -> bool:
             state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
             if state != RunState.RUN_STARTED.value:
-                return  # canceled meanwhile
+                return False  # canceled meanwhile
             if failure is None:
                 db.execute("UPDATE runs SET state = ?, completed_at = ? WHERE seq = ?",
                            (RunState.RUN_SUCCESS.value, now_ms(), active.seq))
             else:
                 self._fail_run(db, active.seq, now_ms(), failure)
-        if failure is not None:
+            return True
+
+        if self._write(f"workflow run {active.run_id}: its outcome", finish) and failure is not None:
             self._failed(active.seq, active.url, failure)
 
     @staticmethod

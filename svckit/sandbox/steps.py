@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import sqlite3
 import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from svckit.errors import DiskError
 from svckit.queue.models import EventState, RunState, StepState
 from svckit.sandbox.pool import Task
 from svckit.sandbox.store import Store, now_ms
@@ -27,6 +30,11 @@ from svckit.sandbox.store import Store, now_ms
 if TYPE_CHECKING:
     from svckit.sandbox.runner import WorkflowRunner
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: seconds before a worker tries again a write the disk refused, doubling up to the second
+DISK_RETRY_DELAY, DISK_RETRY_MAX = 0.05, 1.0
 
 #: the event each final state of a delivery (a step attempt) writes to the events log, and the
 #: HTTP status the workflow endpoint answered with (None: no answer, the delivery was cut short).
@@ -183,6 +191,25 @@ class StepEngine:
 
     store: Store
     retry_delay: float
+    _closing: threading.Event  # set when the runner closes
+
+    def _write(self, what: str, body: Callable[[sqlite3.Connection], T]) -> T:
+        """``body(db)`` in a store transaction, tried again while the disk refuses it (DiskError: full,
+        read-only). So a run waits at a write the disk refused, with nothing of it half-written (each
+        try is undone), and carries on once the disk takes writes again, without a restart; its thread
+        is never lost to the error. RunAborted when the runner closes first: the run stays in
+        progress, and the next start recovers it, as after a crash."""
+        attempt = 0
+        while True:
+            try:
+                with self.store.transaction() as db:
+                    return body(db)
+            except DiskError as exc:
+                if attempt == 0:
+                    log.warning("%s waits until the disk takes writes again: %s", what, exc)
+            if self._closing.wait(min(DISK_RETRY_DELAY * 2**attempt, DISK_RETRY_MAX)):
+                raise RunAborted
+            attempt += 1
 
     def _execute_step(self, active: _ActiveRun, name: str, fn: Callable[[], Any], group: int, group_type: str,
                       step_id: int, concurrent: int, step_type: str) -> Any:
@@ -213,7 +240,7 @@ class StepEngine:
 
     def _insert_step(self, active: _ActiveRun, group: int, group_type: str, step_id: int, name: str,
                      step_type: str, message_id: str, concurrent: int) -> int:
-        with self.store.transaction() as db:
+        def insert(db: sqlite3.Connection) -> int:
             # Checked in the same transaction as the insert: a cancel that committed just before must
             # not be followed by a new step in progress.
             state = db.execute("SELECT state FROM runs WHERE seq = ?", (active.seq,)).fetchone()["state"]
@@ -229,15 +256,17 @@ class StepEngine:
             assert row_id is not None
             return row_id
 
+        return self._write(f"workflow run {active.run_id}: step {name!r}", insert)
+
     def _update_step(self, active: _ActiveRun, step_seq: int, state: StepState, out: str | None, *,
                      error: str | None = None, retry_in: float | None = None) -> None:
         # Only a step still in progress changes: a cancel may have marked it STEP_CANCELED meanwhile.
         # The next delivery is counted from the event's own time, so it is never before it.
         now = now_ms()
         next_delivery_time = None if retry_in is None else now + int(retry_in * 1000)
-        with self.store.transaction() as db:
-            self._finish_steps(db, "seq = ? AND state = ?", (step_seq, StepState.STEP_PROGRESS.value), state, out,
-                               now, error=error, next_delivery_time=next_delivery_time)
+        self._write(f"workflow run {active.run_id}: a step's outcome", lambda db: self._finish_steps(
+            db, "seq = ? AND state = ?", (step_seq, StepState.STEP_PROGRESS.value), state, out, now, error=error,
+            next_delivery_time=next_delivery_time))
 
     @classmethod
     def _finish_steps(cls, db: Any, where: str, args: tuple[Any, ...], state: StepState, out: str | None,
@@ -275,10 +304,9 @@ class StepEngine:
         return replay
 
     def _copy_step(self, active: _ActiveRun, kept: Mapping[str, Any], group: int, group_type: str) -> None:
-        with self.store.transaction() as db:
-            db.execute(
-                "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
-                "message_id, out, concurrent, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (active.seq, group, group_type, kept["step_id"], kept["step_name"], kept["step_type"],
-                 kept["call_type"], kept["message_id"], kept["out"], kept["concurrent"], kept["state"],
-                 kept["created_at"]))
+        self._write(f"workflow run {active.run_id}: step {kept['step_name']!r}", lambda db: db.execute(
+            "INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
+            "message_id, out, concurrent, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (active.seq, group, group_type, kept["step_id"], kept["step_name"], kept["step_type"],
+             kept["call_type"], kept["message_id"], kept["out"], kept["concurrent"], kept["state"],
+             kept["created_at"])))

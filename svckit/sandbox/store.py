@@ -14,6 +14,7 @@ The file holds the queue token and signing password, so it is created 0600 befor
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import threading
@@ -25,8 +26,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from svckit._disk import probe, writing
 from svckit._files import create_private_file
-from svckit.sandbox.area import SandboxContext, new_token
+from svckit.sandbox.area import Health, SandboxContext, new_token
 from svckit.sandbox.plans import PLAN_PRESETS
 
 SCHEMA = """
@@ -94,13 +96,14 @@ class Store:
     """Thread-safe access to ``state.sqlite3`` (see the module docstring)."""
 
     def __init__(self, path: Path) -> None:
-        self.path = create_private_file(Path(path))
+        self.path = Path(path)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.row_factory = sqlite3.Row
         self._users = 0
         self._depth = 0
-        with self._lock:
+        with self._lock, writing(self.path):  # a read-only or full data directory says so at start
+            create_private_file(self.path)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.row_factory = sqlite3.Row
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -138,11 +141,21 @@ class Store:
     def closed(self) -> bool:
         return self._db is None
 
+    async def health(self) -> Health:
+        """Check "sqlite": the store is open and its directory takes writes now, with the free space
+        there (the probe runs in a thread: the event loop never waits for the disk)."""
+        if self.closed:
+            return Health("sqlite", False, f"{self.path}: closed (the sandbox is stopping)")
+        ok, detail = await asyncio.to_thread(probe, self.path)
+        return Health("sqlite", ok, f"{self.path}: {detail}")
+
     # -- primitives --------------------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction under the writer lock (BEGIN IMMEDIATE ... COMMIT). Re-entrant: a
-        transaction opened inside another (same thread, the lock is an RLock) joins the outer one."""
+        transaction opened inside another (same thread, the lock is an RLock) joins the outer one.
+        A failed one, its COMMIT too, is rolled back; one the disk refused raises DiskError (a full
+        or read-only file system: :mod:`svckit._disk`), and the next goes through once it takes writes."""
         with self._lock:
             if self._db is None:
                 raise StoreClosed("the sandbox store is closed")
@@ -153,16 +166,24 @@ class Store:
                 finally:
                     self._depth -= 1
                 return
-            self._db.execute("BEGIN IMMEDIATE")
             self._depth = 1
             try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+                with writing(self.path):
+                    self._db.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield self._db
+                        self._db.execute("COMMIT")
+                    except BaseException:
+                        self._rollback()
+                        raise
             finally:
                 self._depth = 0
-            self._db.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, so the connection takes the next write. SQLite may have rolled
+        back already (a full disk at COMMIT does): a ROLLBACK then would raise and hide the error."""
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:

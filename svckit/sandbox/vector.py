@@ -24,7 +24,8 @@ Reads, deletes, updates and resets of a namespace that does not exist answer as 
 Indexes: ``dense`` (COSINE, all-MiniLM-L6-v2), ``sparse`` (BM25), ``hybrid`` (both) and ``nomodel``
 (a dense index created without an embedding model: text operations answer 422, vectors are accepted).
 Every reply is ``{"result": ...}``; errors are ``{"error": ..., "status": ...}`` (400 bad request,
-404 unknown namespace, resumable query or operation). Auth: ``Authorization: Bearer <SVC_VECTOR_TOKEN>``.
+404 unknown namespace, resumable query or operation, 507 a write the disk refused: the index is left
+as it was). Auth: ``Authorization: Bearer <SVC_VECTOR_TOKEN>``.
 
 The model loads in a background thread at start so the other areas serve at once. Every request's work
 (its JSON both ways and the index call) runs in a worker thread, never on the event loop, and each
@@ -54,11 +55,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from svckit._disk import probe
 from svckit._files import private_dir
-from svckit.localindex import LocalIndex, get_embedder, load_demo_corpus
+from svckit.localindex import DenseEmbedder, LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
 from svckit.localindex.limits import Limits
-from svckit.sandbox.area import Area, SandboxContext, positive_option
+from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 
 log = logging.getLogger(__name__)
@@ -106,6 +108,7 @@ class VectorArea(Area):
         self.pending: dict[str, int] = {}
         self._check = bearer_check(lambda: ctx.credentials.vector_token, "SVC_VECTOR_TOKEN")
         self.seeding: asyncio.Task[None] | None = None
+        self.embedder: DenseEmbedder | None = None
         self._warmup: threading.Thread | None = None
         self._stopping = False
 
@@ -126,7 +129,7 @@ class VectorArea(Area):
 
         self.indexes = await anyio.to_thread.run_sync(open_indexes)
         self.limiters = {name: anyio.CapacityLimiter(self.threads_per_index) for name in self.indexes}
-        embedder = get_embedder(self.model)
+        self.embedder = embedder = get_embedder(self.model)
         if not embedder.loaded:
             self._warmup = threading.Thread(target=_warm_up, args=(embedder,), name="svckit-vector-model",
                                             daemon=True)
@@ -185,6 +188,27 @@ class VectorArea(Area):
             await self.seeding
         if self._warmup is not None:
             await anyio.to_thread.run_sync(self._warmup.join)
+
+    async def health(self) -> list[Health]:
+        """"index": the indexes are open and the embedding model loaded (or loading: text operations
+        wait for it, nothing fails meanwhile); "disk": their directory takes writes now."""
+        ok, detail = await asyncio.to_thread(probe, self.directory)
+        return [self._index_health(), Health("disk", ok, f"{self.directory}: {detail}")]
+
+    def _index_health(self) -> Health:
+        if not self.indexes or self.embedder is None:
+            return Health("index", False, "the indexes are not open (the area has not started)")
+        names = f"{', '.join(self.indexes)} open"
+        if self.embedder.loaded:
+            model = "the embedding model loaded"
+        elif self._warmup is not None and self._warmup.is_alive():
+            model = "the embedding model loading (text operations wait for it)"
+        else:
+            return Health("index", False, f"{names}, but the embedding model did not load (the sandbox's log "
+                                          "says why): text operations fail")
+        pending = sum(self.pending.values())
+        seeding = f", {pending:,} demo vectors still being embedded" if pending else ""
+        return Health("index", True, f"{names}, {model}{seeding}")
 
     # -- HTTP --------------------------------------------------------------------------------
     async def holds(self) -> str:
