@@ -141,13 +141,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    """``svckit doctor``: requirements, imports and widgets checked; exit 1 naming what is missing."""
+    """``svckit doctor``: requirements, imports and widgets checked, and with ``--sandbox URL`` a running
+    sandbox's health; exit 1 naming what is missing or failing."""
     from svckit import doctor
 
     extras = [e.strip() for e in args.extras.split(",") if e.strip()]
     problems = doctor.check(extras)
     print(doctor.report(problems))
-    return 1 if problems else 0
+    healthy = True
+    if args.sandbox:
+        text, healthy = doctor.check_sandbox(args.sandbox)
+        print(text)
+    return 1 if problems or not healthy else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -175,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("doctor", help="check that everything svckit needs is installed (names what is missing)")
     c.add_argument("--extras", default="sandbox,local,notebook",
                    help="comma-separated extras to check besides the core (default: all of them)")
+    c.add_argument("--sandbox", metavar="URL", default=None,
+                   help="also read the health of the sandbox running at URL (its base URL, e.g. "
+                        "http://127.0.0.1:8080): Redis, the vector index, SQLite")
     c.set_defaults(func=cmd_doctor)
     return parser
 

@@ -9,6 +9,10 @@ Three checks, each of which has caught a real broken install:
    nobody declared: it found plotly >= 6 building ``go.FigureWidget`` on ``anywidget`` without
    depending on it, an install that imported fine and failed the first time a chart was drawn.
 
+``svckit doctor --sandbox URL`` also reads a running sandbox's ``GET /health`` (svckit/sandbox/health.py):
+each area's checks (Redis answers and takes writes, the vector index is ready, SQLite takes writes),
+printed one per line, a failed one with what it found.
+
 The test suite runs the same checks before any test (tests/conftest.py), so a missing dependency
 stops CI at once with its name instead of failing dozens of tests minutes later.
 """
@@ -176,3 +180,26 @@ def report(problems: Sequence[Problem]) -> str:
              + (f"; missing or wrong: {', '.join(packages)}" if packages else "")]
     lines += [f"  - {p}" for p in problems]
     return "\n".join(lines)
+
+
+def check_sandbox(url: str) -> tuple[str, bool]:
+    """A running sandbox's health (``GET <url>/health``), as lines for a person, and whether every
+    check passed. https is verified as the clients verify it (SVC_CA_FILE names the sandbox's CA)."""
+    import httpx
+
+    from svckit.config import Settings
+
+    health = url.rstrip("/") + "/health"
+    try:
+        response = httpx.get(health, timeout=10, **Settings.from_env().client_options({}))
+        body = response.json()
+        areas = body["areas"]
+    except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+        return f"svckit doctor: no health report from {health}: {exc}", False
+    lines = [f"svckit doctor: the sandbox at {url} is "
+             + ("healthy" if body.get("ok") else "NOT healthy: a check below failed")]
+    for area, checks in areas.items():
+        for item in checks:
+            mark = "ok  " if item["ok"] else "FAIL"
+            lines.append(f"  {mark} {area:<7} {item['check']:<7} {item['detail']}")
+    return "\n".join(lines), bool(body.get("ok"))

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -111,6 +112,15 @@ VECTOR_CORPUS = [
 #: the demo corpus size of ``demo_sandbox``: small, so the sandbox's own embedding stays short
 DEMO_CORPUS = 40
 VECTOR_KINDS = ("dense", "sparse", "hybrid")
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has exited (a zombie has: only its parent's wait is missing)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in state
 
 
 def cli_sandbox(*args: str, stderr: int = subprocess.DEVNULL, **env: str) -> subprocess.Popen[str]:

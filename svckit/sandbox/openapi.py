@@ -19,9 +19,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from svckit.queue.models import RunState
+from svckit.sandbox.health import PATH as HEALTH_PATH
 from svckit.sandbox.headers import vendor_alias
 
 OPENAPI_PATH = "/openapi.json"
+#: the paths served without credentials: this document, and the areas' health (no secret in either)
+PUBLIC_PATHS = (OPENAPI_PATH, HEALTH_PATH)
 
 # -- shared pieces ----------------------------------------------------------------------------------
 _STRING = {"type": "string"}
@@ -74,6 +77,14 @@ SCHEMAS: dict[str, Any] = {
         "type": "object", "required": ["error"],
         "properties": {"error": _STRING},
         "description": "error body of the developer management and queue interfaces (docs/errors.md)",
+    },
+    "Health": {
+        "type": "object", "required": ["ok", "areas"],
+        "properties": {"ok": {"type": "boolean"}, "areas": {
+            "type": "object", "description": "each area's checks, by its prefix (kv, vector, devapi, queue)",
+            "additionalProperties": {"type": "array", "items": {
+                "type": "object", "required": ["check", "ok", "detail"],
+                "properties": {"check": _STRING, "ok": {"type": "boolean"}, "detail": _STRING}}}}},
     },
     "SandboxError": {
         "type": "object", "required": ["error", "status"],
@@ -250,7 +261,8 @@ _KV_OK = {"description": "the protocol reply", "content": {
     "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
 _KV_BATCH_OK = _json({"type": "array", "items": _ref("KvEnvelope")}, "one envelope per command, in order")
 _KV_ERRORS = {400: "syntax error, unsupported or refused command, or the command failed",
-              502: "the backing Redis is unreachable"}
+              503: "the backing Redis is away (a redis-server child being restarted, an external one down): "
+                   "retry after the Retry-After header's seconds"}
 _SSE_OK = {"description": "an event stream: one `data:` line per event",
            "content": {"text/event-stream": {"schema": {"type": "string"}}}}
 _COMMAND = _path_param("command", "command name, e.g. GET, SET, HSET (case-insensitive)", minLength=1)
@@ -283,7 +295,7 @@ def _kv_paths() -> dict[str, Any]:
                                             _KV_ERRORS, params=_KV_FORMAT_HEADERS, body=batch_body)},
         "/kv/multi-exec": {"post": _operation(
             "kv", "kv_multi_exec", "many commands in one atomic transaction", _KV_BATCH_OK,
-            {400: "the whole transaction was discarded (a single {error})", 502: _KV_ERRORS[502]},
+            {400: "the whole transaction was discarded (a single {error})", 503: _KV_ERRORS[503]},
             params=_KV_FORMAT_HEADERS, body=batch_body)},
         "/kv/monitor": {"post": _operation(
             "kv", "kv_monitor", "stream every executed command (Standard token only)", _SSE_OK,
@@ -393,6 +405,10 @@ def _build() -> dict[str, Any]:
     paths: dict[str, Any] = {
         OPENAPI_PATH: {"get": {"operationId": "openapi", "summary": "this document", "tags": ["sandbox"],
                                "security": [], "responses": {"200": _json({"type": "object"})}}},
+        HEALTH_PATH: {"get": {"operationId": "health", "tags": ["sandbox"], "security": [],
+                              "summary": "what each area depends on, checked now (Redis, the index, SQLite)",
+                              "responses": {"200": _json(_ref("Health"), "every check passed"),
+                                            "503": _json(_ref("Health"), "a check failed")}}},
     }
     # area D's paths are in their own module; it uses the helpers above (defined by now)
     from svckit.sandbox.openapi_queue import queue_paths
@@ -409,7 +425,8 @@ def _build() -> dict[str, Any]:
                                 "developer management (/devapi/v2) and queue (/queue). The contract is "
                                 "service-interface.md; this document describes what the sandbox serves. Every "
                                 "Service-* request header is also accepted under its vendor name Upstash-* (the "
-                                "neutral one wins when both are sent)."},
+                                "neutral one wins when both are sent). A write the data directory's disk refuses (full, "
+                                "read-only) answers 507 with the error body of its area, naming the file."},
         "tags": [{"name": n} for n in ("sandbox", "kv", "vector", "devapi", "queue")],
         "paths": paths,
         "components": {"schemas": SCHEMAS, "securitySchemes": SECURITY_SCHEMES},

@@ -38,6 +38,7 @@ from svckit.config import Settings
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.limits import BodyLimit, protocol_factory
+from svckit.sandbox import health
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 from svckit.sandbox.private import tighten
 from svckit.sandbox.tls import server_context
@@ -113,8 +114,8 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
             for area in reversed(started):
                 await area.stop()
 
-    # the OpenAPI document of every route (no auth), before the area mounts
-    routes: list[BaseRoute] = [Route(OPENAPI_PATH, openapi_endpoint, methods=["GET"])]
+    # the OpenAPI document of every route and the areas' health (no auth), before the area mounts
+    routes: list[BaseRoute] = [Route(OPENAPI_PATH, openapi_endpoint, methods=["GET"]), health.route(areas)]
     for area in areas:
         mount = Mount(area.prefix, app=BodyLimit(area.app(), area))
         # Key-value arguments travel as path segments and may hold a line feed once decoded; the

@@ -62,9 +62,11 @@ def _is_stream(case) -> bool:
 def _check_unauthenticated(live: Live, case, response) -> None:
     area = area_of(case.formatted_path)
     assert response.status_code < 500, f"{response.status_code}: {response.text[:300]}"
-    if case.path == openapi.OPENAPI_PATH:  # public; negative cases may use another method (405)
-        if response.status_code != 200:
+    if case.path in openapi.PUBLIC_PATHS:  # public; negative cases may use another method (405)
+        if response.status_code not in (200, 503):  # /health is 503 with its report when a check fails
             assert_error_body(area, response)
+        for secret in live.secrets().values():
+            assert secret not in response.text
         return
     assert response.status_code in (401, 404, 405), f"{case.method} {case.formatted_path}: " \
         f"{response.status_code} without valid credentials: {response.text[:300]}"

@@ -25,10 +25,12 @@ from typing import Any
 
 from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import AuthenticationError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
+from svckit._disk import writing
 from svckit._files import write_private
 from svckit.errors import mask
-from svckit.sandbox.area import Area, SandboxContext, new_token
+from svckit.sandbox.area import Area, Health, SandboxContext, new_token
 from svckit.sandbox.kv import guard, json_functions
 from svckit.sandbox.kv.backends import Backend, choose_backend
 from svckit.sandbox.kv.events import MonitorHub
@@ -58,6 +60,7 @@ class KVArea(Area):
         self._data_pool: ConnectionPool | None = None  # the Standard and Read Only tokens' commands
         self._stream_pool: ConnectionPool | None = None  # ... and their subscriptions
         self._admin_pool: ConnectionPool | None = None  # the gateway's management work
+        self._supervisor: asyncio.Task[None] | None = None  # the backend's (a redis-server child's) watch
         self._acl_rules: tuple[bytes, ...] = ()  # appended to every ACL SETUSER (guard.restricting_rules)
         self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
         self._lock = threading.Lock()
@@ -101,6 +104,15 @@ class KVArea(Area):
         self._stream_pool = self._bounded(self.backend.pool())
         self._admin_pool = self.backend.admin_pool()
         self._rebuild_principals()
+        await self._prepare()
+        how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
+        log.info("kv backend: %s; %s", self.backend.describe(), how)
+        self._supervisor = asyncio.create_task(self.backend.supervise(self._restarted))
+
+    async def _prepare(self) -> None:
+        """What the gateway sets up in a Redis it has just reached: the restricting ACL rules, the
+        JSON.* functions where Redis has no JSON module, whether scripts may carry shebangs."""
+        assert self._admin_pool is not None and self._data_pool is not None
         self._acl_rules = await guard.restricting_rules(self._admin_pool)
         if self.backend.owns_users:
             await self._restrict_existing_users()
@@ -108,20 +120,59 @@ class KVArea(Area):
         if not self.json_native:
             await json_functions.load(self._admin_pool)
         self.scripts.native = await backend_reads_shebangs(self._data_pool)
-        how = "native JSON module" if self.json_native else "JSON.* via the svckit Lua function library"
-        log.info("kv backend: %s; %s", self.backend.describe(), how)
+
+    async def _restarted(self) -> None:
+        """The backend's Redis was started again: drop the idle connections to the one that died (a
+        connection in use fails on its own and is dropped), and prepare the new one as at start."""
+        for pool in self._pools():
+            await pool.disconnect(inuse_connections=False)
+        await self._prepare()
+
+    def _pools(self) -> list[ConnectionPool]:
+        pools = [self._data_pool, self._stream_pool, self._admin_pool,
+                 *(p.pool for p in self._principals.values()), *(p.stream_pool for p in self._principals.values())]
+        return list({id(p): p for p in pools if p is not None}.values())
+
+    async def health(self) -> list[Health]:
+        """"redis": Redis answers, and takes writes (it refuses them while it cannot write its AOF or
+        its snapshot: a full or read-only disk)."""
+        assert self._data_pool is not None, "the kv area has not started"
+        try:
+            replies = await self.gateway.run_batch(self._data_pool, [[b"PING"], [b"INFO", b"persistence"]])
+        except RedisConnectionError as exc:
+            return [Health("redis", False, self.backend.outage(exc)[0])]
+        info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
+        failed = [name for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")
+                  if name + b":err" in info]
+        if failed:
+            return [Health("redis", False, f"answers, but refuses writes: {self._cannot_write()}")]
+        restarts = getattr(self.backend, "restarts", 0)
+        again = f"; restarted {restarts} time{'s' * (restarts != 1)}" if restarts else ""
+        return [Health("redis", True, f"answers: {self.backend.describe()}{again}")]
+
+    def _cannot_write(self) -> str:
+        """Why Redis refuses writes (MISCONF), and where: the data directory of a child of ours."""
+        where = getattr(self.backend, "dir", None)
+        place = f"its data directory {where}" if where is not None else "its data directory"
+        return (f"Redis could not write its append-only file or snapshot to {place} (full or read-only?); "
+                "it takes writes again by itself once it can write there")
 
     async def holds(self) -> str:
-        [keys] = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"]])
+        try:
+            [keys] = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"]])
+        except RedisConnectionError:
+            return "Redis away just now (GET /health says why)"
         return f"{keys:,} key{'' if keys == 1 else 's'}"
 
     async def drain(self) -> None:
         self.closing.set()
 
     async def stop(self) -> None:
-        pools = [self._data_pool, self._stream_pool, self._admin_pool,
-                 *(p.pool for p in self._principals.values()), *(p.stream_pool for p in self._principals.values())]
-        for pool in {id(p): p for p in pools if p is not None}.values():
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+        for pool in self._pools():
             await pool.disconnect()
         await self.backend.stop()
 
@@ -212,9 +263,6 @@ class KVArea(Area):
         except (OSError, ValueError):
             return {}
 
-    def _save_rest_tokens(self) -> None:
-        write_private(self._tokens_path, json.dumps(self._acl_tokens))
-
     @staticmethod
     def is_resttoken(argv: list[bytes]) -> bool:
         return len(argv) >= 2 and argv[0].upper() == b"ACL" and argv[1].upper() == b"RESTTOKEN"
@@ -248,10 +296,20 @@ class KVArea(Area):
             text = error_text(exc)
             return ResponseError(text if text.startswith("WRONGPASS") else WRONGPASS)
         token = new_token()
+        failure: OSError | None = None
         with self._lock:
-            self._acl_tokens[token] = {"username": username, "password": password}
-            self._save_rest_tokens()
-            self._rebuild_principals()
+            tokens = {**self._acl_tokens, token: {"username": username, "password": password}}
+            try:  # in use only once on disk: a token that a restart would forget is never handed out
+                with writing(self._tokens_path):
+                    write_private(self._tokens_path, json.dumps(tokens))
+            except OSError as exc:  # a DiskError when the disk refused: it names the file
+                failure = exc
+            else:
+                self._acl_tokens = tokens
+                self._rebuild_principals()
+        if failure is not None:
+            await pool.disconnect()
+            return ResponseError(f"ERR no token made: {failure}")
         self._principals[token].pool = pool
         return token.encode()
 
@@ -266,13 +324,21 @@ class KVArea(Area):
     def translate_reply(self, argv: list[bytes], reply: Any) -> Any:
         """Redis's reply to the translation of ``argv`` as the client must see it (script SHA1s, and
         nothing that points at the server: see :mod:`.guard`)."""
-        return guard.filter_reply(argv, self.scripts.reply(argv, reply))
+        reply = guard.filter_reply(argv, self.scripts.reply(argv, reply))
+        if isinstance(reply, ResponseError) and error_text(reply).startswith("MISCONF"):
+            return ResponseError(f"MISCONF {self._cannot_write()}")
+        return reply
 
     async def subscription(self, principal: Principal, channel: bytes) -> AsyncIterator[str]:
-        """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines, on a connection of
-        its own (a subscribed connection can do nothing else, so it never goes back to the pool)."""
+        """A subscription's lines, on a connection of its own (a subscribed connection can do nothing
+        else, so it never goes back to the pool), taken now: a Redis that cannot be reached raises
+        here, before the stream's 200 is sent, and the gateway answers 503."""
         pool = self.stream_pool_of(principal)
         conn = await pool.get_connection()
+        return self._subscribed(pool, conn, channel)
+
+    async def _subscribed(self, pool: ConnectionPool, conn: Any, channel: bytes) -> AsyncIterator[str]:
+        """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines."""
         close_server_side = self.backend.closer(conn)
         try:
             await conn.send_command(b"SUBSCRIBE", channel)

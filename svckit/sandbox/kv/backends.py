@@ -10,6 +10,14 @@ make each write wait for a disk flush, which is the wrong trade for a local sand
 measured. The child is killed if the sandbox process dies without stopping it (PR_SET_PDEATHSIG on
 Linux, plus a watchdog that follows the parent pid elsewhere).
 
+The child is supervised (:meth:`RedisChild.supervise`): when it exits while the sandbox serves (the
+OOM killer, a stray signal), it is started again on the same data directory, at once the first time and
+after a growing pause (up to ``RESTART_MAX_DELAY``) when it keeps dying. Meanwhile the gateway answers
+503 with ``Retry-After`` (:meth:`Backend.outage`), and once the child answers again every pool drops its
+old connections. It replays its AOF, so what it lost is at most the last second of writes. An external
+Redis is not the sandbox's to restart: its requests get the same 503 while it is away, and redis-py's
+pools reconnect on their own when it is back.
+
 The child answers only the gateway (docs/security.md): it listens on a Unix socket (mode 0700) and on no
 TCP port, unless the data directory's path is too long for a socket path, when it listens on a
 loopback port instead; either way every client must authenticate as one of the users of
@@ -22,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import logging
+import math
 import os
 import shutil
 import signal
@@ -29,10 +38,10 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from redis.asyncio.connection import (
     BlockingConnectionPool,
@@ -40,6 +49,7 @@ from redis.asyncio.connection import (
     UnixDomainSocketConnection,
     async_timeout,
 )
+from redis.exceptions import RedisError
 
 from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
@@ -50,6 +60,13 @@ log = logging.getLogger(__name__)
 BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
 APPENDFSYNC = "everysec"
 UNIX_PATH_MAX = 104  # sun_path: 108 bytes on Linux, 104 on macOS
+#: how often the supervisor looks at the child, and the pause before a restart: none the first time,
+#: then doubling from RESTART_FIRST_DELAY up to RESTART_MAX_DELAY while the child keeps dying within
+#: STABLE_AFTER seconds of its start
+SUPERVISE_EVERY = 0.05
+RESTART_FIRST_DELAY = 0.25
+RESTART_MAX_DELAY = 5.0
+STABLE_AFTER = 30.0
 
 
 class Backend:
@@ -73,12 +90,20 @@ class Backend:
     def describe(self) -> str:
         raise NotImplementedError
 
+    def outage(self, exc: BaseException) -> tuple[str, int]:
+        """Why the backing Redis cannot be reached now, and the seconds to wait before trying again:
+        the gateway's 503 and its Retry-After."""
+        return f"the backing Redis is unreachable ({exc})", 1
+
     def closer(self, conn: Any) -> Callable[[], None]:
         """What must run, beyond ``disconnect()``, to drop a subscribed connection's server state."""
         return lambda: None
 
     async def start(self) -> None:
         """Start the server if this backend owns one."""
+
+    async def supervise(self, on_restart: Callable[[], Awaitable[None]]) -> None:
+        """Keep the server running while the sandbox serves, if this backend owns one."""
 
     async def stop(self) -> None:
         """Stop the server if this backend owns one."""
@@ -97,8 +122,18 @@ class ExternalRedis(Backend):
         return tcp_pool(self.redis_url or "", **extra)
 
     def describe(self) -> str:
-        host = (self.redis_url or "").rsplit("@", 1)[-1]  # never log a password from the URL
-        return f"external Redis at {host}"
+        return f"external Redis at {self._host()}"
+
+    def _host(self) -> str:
+        """Where the Redis is, without the URL's credentials (never shown)."""
+        parts = urlsplit(self.redis_url or "")
+        if parts.scheme == "unix":
+            return parts.path
+        return f"{parts.hostname}:{parts.port or 6379}"
+
+    def outage(self, exc: BaseException) -> tuple[str, int]:
+        why = f"the external Redis at {self._host()} is unreachable ({exc}); the gateway reconnects when it is back"
+        return why, 1
 
 
 def _free_port() -> int:
@@ -123,6 +158,28 @@ def _die_with_parent() -> None:
     """preexec_fn: ask Linux to SIGTERM the child when the thread that started it goes away."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def restart_delay(quick_deaths: int) -> float:
+    """The pause before starting a dead child again, after ``quick_deaths`` deaths in a row that each
+    came within STABLE_AFTER seconds of a start: none for a child that had run well, then doubling."""
+    if quick_deaths == 0:
+        return 0.0
+    return min(RESTART_MAX_DELAY, RESTART_FIRST_DELAY * 2 ** min(quick_deaths - 1, 8))
+
+
+def _exit_status(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"status {code}"
+
+
+def _major(version: str) -> int:
+    head = version.partition(".")[0]
+    return int(head) if head.isdigit() else 0
 
 
 def redis_server_version(binary: str) -> str:
@@ -157,6 +214,11 @@ class RedisChild(Backend):
         self.port = 0
         self.socket: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
+        self._args: list[str] = []
+        self.started_at = 0.0  # time.monotonic() of the current child's start
+        self.down_since: float | None = None  # while the child is being restarted: when it died
+        self.restart_at = 0.0  # ... and when the next start is due
+        self.restarts = 0  # how often the supervisor started it again
         self.version = redis_server_version(binary)
         self._passwords = load_passwords(data_dir)
 
@@ -188,26 +250,79 @@ class RedisChild(Backend):
         # a Unix socket path is limited to about 100 bytes: a deep data directory listens on loopback TCP
         self.socket = sock if len(str(sock).encode()) < UNIX_PATH_MAX else None
         self.port = 0 if self.socket is not None else _free_port()
-        args = [
+        self._args = [
             self.binary, "--port", str(self.port), "--dir", str(self.dir),
             "--appendonly", "yes", "--appendfsync", APPENDFSYNC, "--daemonize", "no",
             "--logfile", str(self.dir / "redis.log"), "--save", "3600 1 300 100 60 10000",
             "--protected-mode", "yes", "--aclfile", str(acl_file),
         ]
+        if _major(self.version) >= 7:
+            # SIGTERM (a stop, or the sandbox's death) ends it even when its last save fails: on a full
+            # disk Redis would otherwise refuse to exit, and outlive a sandbox that died
+            self._args += ["--shutdown-on-sigterm", "force"]
         if self.socket is not None:
-            args += ["--unixsocket", str(sock), "--unixsocketperm", "700"]
+            self._args += ["--unixsocket", str(sock), "--unixsocketperm", "700"]
         else:
-            args += ["--bind", "127.0.0.1"]
-        # Started from the event-loop thread, which lives as long as the sandbox serves: the death
-        # signal fires when that thread ends, i.e. when the sandbox is gone.
-        # Popen is quick (no wait); the preexec_fn only calls the prctl resolved above.
+            self._args += ["--bind", "127.0.0.1"]
+        self.redis_url = self._address(f"{GATEWAY_USER}:{self._passwords[GATEWAY_USER]}@")
+        await self._spawn()
+
+    async def _spawn(self) -> None:
+        """Start redis-server on the data directory and wait until it answers (its AOF replayed).
+
+        Started from the event-loop thread, which lives as long as the sandbox serves: the death
+        signal fires when that thread ends, i.e. when the sandbox is gone. Popen is quick (no wait);
+        the preexec_fn only calls the prctl resolved above."""
         self.proc = subprocess.Popen(  # noqa: ASYNC220
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self._args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             umask=0o077, preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
+        self.started_at = time.monotonic()
         if _PRCTL is None:
             self._start_watchdog()
-        self.redis_url = self._address(f"{GATEWAY_USER}:{self._passwords[GATEWAY_USER]}@")
         await self._wait_ready()
+
+    async def supervise(self, on_restart: Callable[[], Awaitable[None]]) -> None:
+        """Run while the sandbox serves: start the child again whenever it exits, then ``on_restart()``
+        (the area drops its pools' old connections). Ends when :meth:`stop` takes the child away."""
+        quick_deaths = 0
+        while (proc := self.proc) is not None:
+            await asyncio.sleep(SUPERVISE_EVERY)
+            if proc is not self.proc or proc.poll() is None:
+                continue
+            quick_deaths = quick_deaths + 1 if time.monotonic() - self.started_at < STABLE_AFTER else 0
+            self.down_since = time.monotonic()
+            while self.proc is proc:
+                delay = restart_delay(quick_deaths)
+                self.restart_at = time.monotonic() + delay
+                log.warning("redis-server child pid %s exited (%s); restarting it on %s in %.2f s",
+                            proc.pid, _exit_status(proc.returncode), self.dir, delay)
+                await asyncio.sleep(delay)
+                if self.proc is not proc:  # stopped meanwhile
+                    return
+                try:
+                    await self._spawn()
+                except RuntimeError as exc:  # it exited again, or never answered
+                    log.warning("redis-server did not come back: %s", exc)
+                    if self.proc is not None and self.proc.poll() is None:
+                        self.proc.kill()
+                    proc, quick_deaths = self.proc or proc, quick_deaths + 1
+            self.restarts += 1
+            log.warning("redis-server restarted (pid %s) after %.2f s; restart %d", self.pid,
+                        time.monotonic() - self.down_since, self.restarts)
+            self.down_since = None
+            try:
+                await on_restart()
+            except (RedisError, OSError) as exc:  # it died again at once: the next turn of the loop sees it
+                log.warning("redis-server restarted but could not be prepared: %s", exc)
+
+    def outage(self, exc: BaseException) -> tuple[str, int]:
+        if self.down_since is None and (self.proc is None or self.proc.poll() is None):
+            return super().outage(exc)  # running (or stopped), yet not reached
+        # dead, and the supervisor restarting it (or about to: it looks every SUPERVISE_EVERY seconds)
+        wait = max(1, math.ceil(self.restart_at - time.monotonic())) if self.down_since is not None else 1
+        why = ("the backing Redis is restarting: redis-server exited and the sandbox is starting it again "
+               f"on its data directory; retry in {wait} s")
+        return why, wait
 
     def _start_watchdog(self) -> None:
         """Outside Linux: a tiny process that kills the child when this process disappears."""

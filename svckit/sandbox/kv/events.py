@@ -96,6 +96,10 @@ class MonitorHub:
             for argv in rows:
                 self.offer(argv, client)
 
+    async def opened(self) -> AsyncIterator[str]:
+        """A new listener's lines (nothing to connect to: the hub is the gateway's own)."""
+        return self.stream()
+
     async def stream(self) -> AsyncIterator[str]:
         queue: asyncio.Queue[str] = asyncio.Queue(self._queue_size)
         self._listeners.add(queue)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
@@ -101,8 +101,8 @@ def envelope(value: Any, b64: bool) -> dict[str, Any]:
     return {"result": to_json(value, b64)}
 
 
-def json_response(body: Any, status: int = 200) -> Response:
-    return Response(dumps(body), status_code=status, media_type=JSON_TYPE)
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return Response(dumps(body), status_code=status, media_type=JSON_TYPE, headers=headers)
 
 
 def error_response(message: str, status: int = 400) -> Response:
@@ -376,7 +376,9 @@ class Gateway:
             # an ACL user's REST token whose password changed or whose user was disabled since
             return error_response("Unauthorized: WRONGPASS invalid username-password pair or user is disabled.", 401)
         except RedisConnectionError as exc:
-            return error_response(f"ERR the backing Redis is unreachable: {exc}", 502)
+            # Redis is away (a child being restarted, an external one down): try again shortly
+            message, wait = self.area.backend.outage(exc)
+            return json_response({"error": f"ERR {message}"}, 503, {"Retry-After": str(wait)})
         except (RedisTimeoutError, TimeoutError) as exc:
             # a command that runs longer than the connection's socket timeout (a long script), or a
             # connect that a starved machine could not finish: the JSON error a client can read
@@ -390,13 +392,20 @@ class Gateway:
             return Response(bytes(to_resp2(reply)), status_code=400 if failed else 200, media_type=RESP2_TYPE)
         return json_response(envelope(reply, fmt.base64), 400 if failed else 200)
 
-    def stream(self, principal: Principal, events: Callable[[], AsyncIterator[str]]) -> Response | SSEResponse:
-        """An event stream of ``events()`` counted against the stream limits while it is open; 429 when
-        one more would exceed them (too many of the caller's own: it can close some and try again)."""
+    async def stream(self, principal: Principal,
+                     opened: Callable[[], Awaitable[AsyncIterator[str]]]) -> Response | SSEResponse:
+        """An event stream of the events ``opened()`` returns, counted against the stream limits while
+        it is open; 429 when one more would exceed them (too many of the caller's own: it can close
+        some and try again)."""
         why = self.streams.take(principal)
         if why is not None:
             return error_response(why, 429)
-        return SSEResponse(events(), self.area.closing, on_close=lambda: self.streams.release(principal))
+        try:
+            events = await opened()
+        except BaseException:
+            self.streams.release(principal)
+            raise
+        return SSEResponse(events, self.area.closing, on_close=lambda: self.streams.release(principal))
 
     async def special(self, request: Request, segments: list[bytes], principal: Principal,
                       fmt: ReplyFormat, client: str) -> Any:
@@ -428,10 +437,10 @@ class Gateway:
         if segments == [b"monitor"]:
             if principal.kind != "standard":
                 return error_response("NOPERM only the Standard token may monitor commands")
-            return self.stream(principal, self.area.monitor.stream)
+            return await self.stream(principal, self.area.monitor.opened)
         if head == b"subscribe" and len(segments) == 2:
             channel = unquote_to_bytes(segments[1])
-            return self.stream(principal, lambda: self.area.subscription(principal, channel))
+            return await self.stream(principal, lambda: self.area.subscription(principal, channel))
         if head == b"publish" and len(segments) == 3:
             argv = [b"PUBLISH", unquote_to_bytes(segments[1]), unquote_to_bytes(segments[2])]
             return await self.single(principal, argv, fmt, client)

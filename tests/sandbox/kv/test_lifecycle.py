@@ -9,22 +9,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from svckit.sandbox import Sandbox
-from tests.conftest import require_binary, start_sandbox
+from tests.conftest import process_gone, require_binary, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
-
-
-def _process_gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return True
-    return "State:\tZ" in state  # a zombie has exited; only its parent's wait is missing
 
 
 def test_request_size_and_daily_limits_are_enforced(backend):
@@ -67,9 +58,9 @@ def test_backend_is_reported_and_the_child_redis_is_reachable_directly(capfd):
         password = area.redis_url.split("@", 1)[0].rsplit(":", 1)[1]
         assert password not in area.backend.describe() and password not in capfd.readouterr().err
         pid = area.backend.pid
-        assert pid is not None and not _process_gone(pid)
+        assert pid is not None and not process_gone(pid)
         kv.http.close()
-    assert _process_gone(pid), "stopping the sandbox must stop its redis-server"
+    assert process_gone(pid), "stopping the sandbox must stop its redis-server"
 
 
 @pytest.mark.parametrize("backend_name", ["redis", "fakeredis"])
@@ -166,10 +157,10 @@ def test_cli_sandbox_prints_variables_serves_the_acceptance_requests_and_stops_o
     assert match, stderr
     child = int(match.group(1))
     for _ in range(100):
-        if _process_gone(child):
+        if process_gone(child):
             break
         time.sleep(0.05)
-    assert _process_gone(child), "SIGTERM must stop the sandbox's redis-server child"
+    assert process_gone(child), "SIGTERM must stop the sandbox's redis-server child"
     redis_log = (tmp_path / "data" / "redis" / "redis.log").read_text()
     assert "ready to exit" in redis_log, "redis-server must have shut down cleanly, not been killed"
 
@@ -190,10 +181,10 @@ def test_redis_child_dies_with_a_killed_sandbox(tmp_path):
     assert match, stderr
     child = int(match.group(1))
     for _ in range(200):
-        if _process_gone(child):
+        if process_gone(child):
             break
         time.sleep(0.05)
-    assert _process_gone(child), "a redis-server child must not outlive a killed sandbox"
+    assert process_gone(child), "a redis-server child must not outlive a killed sandbox"
 
 
 def test_stopping_the_sandbox_ends_open_event_streams_cleanly(capfd):

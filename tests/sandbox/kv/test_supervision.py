@@ -1,0 +1,153 @@
+"""A Redis that goes away while the sandbox serves: its redis-server child killed (the OOM killer, a
+stray signal) is started again on its data directory, and an external Redis is reconnected when it is
+back. Meanwhile the gateway answers 503 with Retry-After, svckit's clients retry reads through it and
+refuse to repeat a write on their own."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import httpx
+import pytest
+
+from svckit.errors import ServerError
+from svckit.kv import KV
+from svckit.sandbox.kv import backends
+from svckit.sandbox.kv.backends import restart_delay
+from tests.conftest import process_gone, require_binary, start_sandbox
+from tests.sandbox.kv.conftest import kv_of
+
+BACK_WITHIN = 5.0  # seconds: the issue's bound on a restart
+
+
+def _answers_within(kv, seconds: float) -> httpx.Response:
+    """Poll ``DBSIZE`` until it answers 200, for at most ``seconds``; the last response."""
+    deadline = time.monotonic() + seconds
+    while True:
+        response = kv.get("/DBSIZE")
+        if response.status_code == 200 or time.monotonic() > deadline:
+            return response
+
+
+def _until(condition, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the sandbox did not get there in time"
+        time.sleep(0.01)
+
+
+def test_restart_pauses_grow_with_quick_deaths_and_are_bounded():
+    assert [restart_delay(n) for n in range(7)] == [0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 5.0]
+    assert restart_delay(10_000) == backends.RESTART_MAX_DELAY
+
+
+def test_a_killed_redis_child_comes_back_with_every_acknowledged_key(caplog):
+    sandbox = start_sandbox(areas=["kv"], backend="redis")
+    kv = kv_of(sandbox)
+    client = KV(kv.url, kv.token)
+    try:
+        written = {f"kept:{i}": f"value {i}" for i in range(500)}
+        for start in range(0, 500, 100):
+            assert client.mset(dict(list(written.items())[start:start + 100]))
+        backend = sandbox.area("kv").backend
+        killed = backend.pid
+        with caplog.at_level(logging.WARNING, logger="svckit.sandbox"):
+            os.kill(killed, signal.SIGKILL)
+            response = _answers_within(kv, BACK_WITHIN)
+        assert response.status_code == 200, f"no answer {BACK_WITHIN} s after the kill: {response.text}"
+        assert response.json() == {"result": 500}
+        assert backend.pid != killed and not process_gone(backend.pid)
+        assert client.mget(*written) == list(written.values())
+        # the log says what happened, and where the data is (Redis may answer a request before the
+        # supervisor's own check that it is up, which logs the restart)
+        _until(lambda: backend.restarts == 1)
+        assert f"redis-server child pid {killed} exited (killed by SIGKILL); restarting it on {backend.dir}" \
+            in caplog.text
+        assert "redis-server restarted" in caplog.text
+        # and the new child is the gateway's as the first was: JSON.* and the Read Only token work
+        assert kv.post("/", json=["JSON.SET", "doc", "$", '{"a": 1}']).json() == {"result": "OK"}
+        assert kv.get("/SET/x/1", headers=kv.auth(kv.readonly_token)).status_code == 400
+    finally:
+        client.close()
+        kv.http.close()
+        sandbox.stop()
+
+
+def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
+    # a child that dies soon after its start is restarted after a pause (restart_delay(1)); make
+    # that pause long enough to be seen
+    monkeypatch.setattr(backends, "RESTART_FIRST_DELAY", 3.0)
+    sandbox = start_sandbox(areas=["kv"], backend="redis")
+    kv = kv_of(sandbox)
+    client = KV(kv.url, kv.token)
+    try:
+        client.set("greeting", "hello")
+        os.kill(sandbox.area("kv").backend.pid, signal.SIGKILL)
+        response = kv.get("/GET/greeting")
+        assert response.status_code == 503
+        assert 1 <= int(response.headers["Retry-After"]) <= 3
+        assert "restarting" in response.json()["error"]
+        # a subscription cannot start either: the same 503, not an event stream that ends at once
+        subscribe = kv.post("/subscribe/news")
+        assert subscribe.status_code == 503 and "Retry-After" in subscribe.headers
+        assert sandbox.holds()["kv"].startswith("Redis away")  # the notebook's status line says so
+        with pytest.raises(ServerError, match="503"):
+            client.set("during", "the restart")  # a write is not repeated unless the policy says so
+        assert client.get("greeting") == "hello"  # a read waits as Retry-After asks, and is retried
+        assert client.get("during") is None
+    finally:
+        client.close()
+        kv.http.close()
+        sandbox.stop()
+
+
+def _redis_server(port: int, directory) -> subprocess.Popen:
+    """A redis-server of the test's own on a loopback port, once it accepts connections."""
+    server = subprocess.Popen([require_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1",
+                               "--dir", str(directory), "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def accepts() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
+    _until(accepts)
+    return server
+
+
+def test_an_external_redis_that_comes_back_is_reconnected(tmp_path):
+    from svckit.sandbox.kv.backends import _free_port
+
+    port = _free_port()
+    server = _redis_server(port, tmp_path)
+    sandbox = None
+    try:
+        sandbox = start_sandbox(tmp_path / "data", areas=["kv"], backend="external",
+                                redis_url=f"redis://127.0.0.1:{port}/0")
+        kv = kv_of(sandbox)
+        assert kv.get("/SET/k/1").json() == {"result": "OK"}
+        server.kill()
+        server.wait()
+        response = kv.get("/GET/k")
+        assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+        error = response.json()["error"]
+        assert f"external Redis at 127.0.0.1:{port} is unreachable" in error and "reconnects" in error
+        server = _redis_server(port, tmp_path)  # the same address, a new process (nothing kept)
+        response = _answers_within(kv, 20)
+        assert response.status_code == 200, response.text
+        assert kv.get("/SET/k/2").json() == {"result": "OK"}
+        assert kv.get("/GET/k").json() == {"result": "2"}
+        kv.http.close()
+    finally:
+        if sandbox is not None:
+            sandbox.stop()
+        server.kill()
+        server.wait()
