@@ -3,7 +3,10 @@
 Redis's own ACLs keep the backing Redis for the gateway alone (docs/security.md):
 
 - ``default`` is off: a client that connects without credentials gets ``NOAUTH`` on every command,
-  and ``AUTH default ...`` is refused (``WRONGPASS``).
+  and ``AUTH default ...`` is refused (``WRONGPASS``). It still holds the gateway's command rights,
+  since nobody can be it: Redis 7.0 replays its append-only file as ``default`` and checks each
+  transaction's commands against its rights again at EXEC, so a ``default`` with none dropped every
+  transaction, and every script with two writes, at each start (redis/redis#14541).
 - ``svckit-gateway`` runs every token's commands: every command family of the spec, and nothing of
   ``@admin`` / ``@dangerous`` beyond :data:`DATA_EXTRAS`, so Redis refuses MIGRATE, REPLICAOF,
   MODULE, DEBUG, SHUTDOWN, ACL changes and the rest, inside Lua scripts too.
@@ -68,7 +71,7 @@ def write_acl_file(path: Path, passwords: dict[str, str]) -> None:
         old = []
     kept = [line for line in old if not is_reserved_line(line)]
     ours = [
-        "user default off resetpass -@all",
+        " ".join(["user", "default", "off", "resetpass", *DATA_RULES]),
         " ".join(["user", ADMIN_USER, "on", "#" + _sha256(passwords[ADMIN_USER]), *ADMIN_RULES]),
         " ".join(["user", GATEWAY_USER, "on", "#" + _sha256(passwords[GATEWAY_USER]), *DATA_RULES]),
     ]

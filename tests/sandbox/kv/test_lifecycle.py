@@ -86,6 +86,9 @@ def test_data_and_tokens_persist_across_a_restart_on_the_same_data_dir(tmp_path)
         kv = kv_of(sb)
         token = kv.token
         assert kv.get("/SET/survivor/still-here").json() == {"result": "OK"}
+        # Redis 7.0 writes a transaction of two writes to its file as MULTI/EXEC, and replays it as
+        # its default user at the next start
+        assert kv.post("/multi-exec", json=[["SET", "tx", "kept"], ["INCR", "n"]]).status_code == 200
         kv.post("/", json=["JSON.SET", "doc", "$", '{"a":[1]}'])
         assert kv.post("/", json=["ACL", "SETUSER", "keeper", "on", ">pw", "~*", "+get"]).json() == {"result": "OK"}
         assert kv.post("/", json=["ACL", "SAVE"]).json() == {"result": "OK"}
@@ -96,6 +99,7 @@ def test_data_and_tokens_persist_across_a_restart_on_the_same_data_dir(tmp_path)
         kv = kv_of(sb)
         assert kv.token == token
         assert kv.get("/GET/survivor").json() == {"result": "still-here"}
+        assert kv.post("/pipeline", json=[["GET", "tx"], ["GET", "n"]]).json() == [{"result": "kept"}, {"result": "1"}]
         assert kv.post("/", json=["JSON.GET", "doc", "$.a"]).json() == {"result": "[[1]]"}
         as_user = kv.auth(user_token)
         assert kv.http.get(kv.url + "/GET/survivor", headers=as_user).json() == {"result": "still-here"}
