@@ -49,7 +49,7 @@ from redis.asyncio.connection import (
     UnixDomainSocketConnection,
     async_timeout,
 )
-from redis.exceptions import RedisError
+from redis.exceptions import BusyLoadingError, RedisError
 
 from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
@@ -93,6 +93,8 @@ class Backend:
     def outage(self, exc: BaseException) -> tuple[str, int]:
         """Why the backing Redis cannot be reached now, and the seconds to wait before trying again:
         the gateway's 503 and its Retry-After."""
+        if isinstance(exc, BusyLoadingError):
+            return "the backing Redis has just started and is loading its data into memory; retry in 1 s", 1
         return f"the backing Redis is unreachable ({exc})", 1
 
     def closer(self, conn: Any) -> Callable[[], None]:
@@ -132,6 +134,8 @@ class ExternalRedis(Backend):
         return f"{parts.hostname}:{parts.port or 6379}"
 
     def outage(self, exc: BaseException) -> tuple[str, int]:
+        if isinstance(exc, BusyLoadingError):
+            return super().outage(exc)
         why = f"the external Redis at {self._host()} is unreachable ({exc}); the gateway reconnects when it is back"
         return why, 1
 
@@ -316,8 +320,8 @@ class RedisChild(Backend):
                 log.warning("redis-server restarted but could not be prepared: %s", exc)
 
     def outage(self, exc: BaseException) -> tuple[str, int]:
-        if self.down_since is None and (self.proc is None or self.proc.poll() is None):
-            return super().outage(exc)  # running (or stopped), yet not reached
+        if isinstance(exc, BusyLoadingError) or self.down_since is None and (self.proc is None or self.proc.poll() is None):
+            return super().outage(exc)  # started again and loading its data; or running (or stopped), yet not reached
         # dead, and the supervisor restarting it (or about to: it looks every SUPERVISE_EVERY seconds)
         wait = max(1, math.ceil(self.restart_at - time.monotonic())) if self.down_since is not None else 1
         why = ("the backing Redis is restarting: redis-server exited and the sandbox is starting it again "

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
 from redis.asyncio.connection import ConnectionPool
-from redis.exceptions import AuthenticationError, ResponseError
+from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.requests import Request
@@ -248,12 +248,18 @@ class Gateway:
             raise AuthenticationError(error_text(exc)) from exc
         try:
             await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
-            return await read_replies(conn, len(batch))
+            replies = await read_replies(conn, len(batch))
         except BaseException:
             await conn.disconnect()
             raise
         finally:
             await pool.release(conn)
+        for reply in replies:
+            # a Redis that has just started answers LOADING while it replays its file: it is not
+            # there yet (the gateway's 503), whatever the command
+            if isinstance(reply, ResponseError) and error_text(reply).startswith("LOADING"):
+                raise BusyLoadingError(error_text(reply))
+        return replies
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
         """Pipeline semantics: refused rows become errors, the rest run in order on one connection,

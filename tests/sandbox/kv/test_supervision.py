@@ -54,13 +54,18 @@ def test_a_killed_redis_child_comes_back_with_every_acknowledged_key(caplog):
         written = {f"kept:{i}": f"value {i}" for i in range(500)}
         for start in range(0, 500, 100):
             assert client.mset(dict(list(written.items())[start:start + 100]))
+        # a transaction and a script with two writes each: Redis 7.0 replays them as MULTI/EXEC
+        assert kv.post("/multi-exec", json=[["SET", "tx:a", "1"], ["INCRBY", "tx:n", "2"]]).status_code == 200
+        script = "redis.call('SET', KEYS[1], 'x'); return redis.call('INCR', KEYS[2])"
+        assert kv.post("/", json=["EVAL", script, "2", "lua:a", "lua:n"]).json() == {"result": 1}
         backend = sandbox.area("kv").backend
         killed = backend.pid
         with caplog.at_level(logging.WARNING, logger="svckit.sandbox"):
             os.kill(killed, signal.SIGKILL)
             response = _answers_within(kv, BACK_WITHIN)
         assert response.status_code == 200, f"no answer {BACK_WITHIN} s after the kill: {response.text}"
-        assert response.json() == {"result": 500}
+        assert response.json() == {"result": 504}
+        assert client.mget("tx:a", "tx:n", "lua:a", "lua:n") == ["1", "2", "x", "1"]
         assert backend.pid != killed and not process_gone(backend.pid)
         assert client.mget(*written) == list(written.values())
         # the log says what happened, and where the data is (Redis may answer a request before the
@@ -74,6 +79,35 @@ def test_a_killed_redis_child_comes_back_with_every_acknowledged_key(caplog):
         assert kv.get("/SET/x/1", headers=kv.auth(kv.readonly_token)).status_code == 400
     finally:
         client.close()
+        kv.http.close()
+        sandbox.stop()
+
+
+def test_a_restarted_redis_that_is_still_loading_its_data_is_answered_503(tmp_path):
+    import redis
+
+    sandbox = start_sandbox(tmp_path, areas=["kv"], backend="redis")
+    kv = kv_of(sandbox)
+    try:
+        backend = sandbox.area("kv").backend
+        direct = redis.Redis.from_url(backend.redis_url)
+        pipe = direct.pipeline(transaction=False)
+        for i in range(20_000):
+            pipe.set(f"bulk:{i}", "v")
+        pipe.execute()
+        direct.close()
+        backend._args += ["--key-load-delay", "100"]  # 100 µs a key: two seconds of LOADING at the restart
+        os.kill(backend.pid, signal.SIGKILL)
+        seen = []
+        deadline = time.monotonic() + 30
+        while (response := kv.get("/GET/bulk:1")).status_code != 200:
+            seen.append((response.status_code, response.json()["error"], response.headers.get("Retry-After")))
+            assert time.monotonic() < deadline, seen[-1]
+            time.sleep(0.02)
+        assert response.json() == {"result": "v"}
+        assert {status for status, _, _ in seen} == {503} and all(wait for _, _, wait in seen)
+        assert any("loading its data" in error for _, error, _ in seen), seen
+    finally:
         kv.http.close()
         sandbox.stop()
 
