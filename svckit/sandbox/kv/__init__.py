@@ -138,7 +138,7 @@ class KVArea(Area):
         its snapshot: a full or read-only disk)."""
         assert self._data_pool is not None, "the kv area has not started"
         try:
-            replies = await self.gateway.run_batch(self._data_pool, [[b"PING"], [b"INFO", b"persistence"]])
+            replies = await self.gateway.run_batch(self._data_pool, [[b"PING"], [b"INFO", b"persistence"]], hold=False)
         except RedisConnectionError as exc:
             return [Health("redis", False, self.backend.outage(exc)[0])]
         info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
@@ -159,7 +159,7 @@ class KVArea(Area):
 
     async def holds(self) -> str:
         try:
-            [keys] = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"]])
+            [keys] = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"]], hold=False)
         except RedisConnectionError:
             return "Redis away just now (GET /health says why)"
         return f"{keys:,} key{'' if keys == 1 else 's'}"

@@ -97,6 +97,11 @@ class Backend:
             return "the backing Redis has just started and is loading its data into memory; retry in 1 s", 1
         return f"the backing Redis is unreachable ({exc})", 1
 
+    async def serving_again(self, within: float) -> bool:
+        """Wait up to ``within`` seconds for a server of this backend's own that died to serve again;
+        whether it does. An external one is not the sandbox's to wait for: False at once."""
+        return False
+
     def closer(self, conn: Any) -> Callable[[], None]:
         """What must run, beyond ``disconnect()``, to drop a subscribed connection's server state."""
         return lambda: None
@@ -318,6 +323,19 @@ class RedisChild(Backend):
                 await on_restart()
             except (RedisError, OSError) as exc:  # it died again at once: the next turn of the loop sees it
                 log.warning("redis-server restarted but could not be prepared: %s", exc)
+
+    def _serving(self) -> bool:
+        return self.down_since is None and self.proc is not None and self.proc.poll() is None
+
+    async def serving_again(self, within: float) -> bool:
+        if self.proc is None:  # stopped
+            return False
+        deadline = time.monotonic() + within
+        while not self._serving():
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(SUPERVISE_EVERY)
+        return True
 
     def outage(self, exc: BaseException) -> tuple[str, int]:
         if isinstance(exc, BusyLoadingError) or self.down_since is None and (self.proc is None or self.proc.poll() is None):

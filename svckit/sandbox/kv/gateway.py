@@ -52,6 +52,16 @@ DEFAULT_DAILY_REQUEST_LIMIT = 10_000_000
 #: notebook's explorer holds a few; each subscription holds a Redis connection while it is open.
 DEFAULT_MAX_STREAMS = 256
 DEFAULT_MAX_STREAMS_PER_TOKEN = 32
+#: seconds a request that could not reach Redis waits for a redis-server child being restarted
+RESTART_HOLD = 2.0
+
+
+class NotRun(RedisConnectionError):
+    """Nothing of a batch reached Redis: it may be sent again."""
+
+
+class StillLoading(NotRun, BusyLoadingError):
+    """Redis answered every command of a batch with LOADING (it ran none of them)."""
 
 
 @dataclass
@@ -240,12 +250,27 @@ class Gateway:
         return None
 
     # -- execution -------------------------------------------------------------------------
-    async def run_batch(self, pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
-        """Send every command on one connection in one write, read every reply (errors as values)."""
+    async def run_batch(self, pool: ConnectionPool, batch: list[list[bytes]], *, hold: bool = True) -> list[Any]:
+        """Send every command on one connection in one write, read every reply (errors as values).
+
+        A batch that did not run at all (no connection to Redis, or every command answered LOADING)
+        waits for a Redis child that is being restarted, up to RESTART_HOLD seconds, and is sent once
+        more: a restart of a second is a pause to the client, not an error. One that may have run
+        in part is never sent again. ``hold=False``: no wait (what is true now: the health check)."""
+        try:
+            return await self._send(pool, batch)
+        except NotRun:
+            if not hold or not await self.area.backend.serving_again(RESTART_HOLD):
+                raise
+        return await self._send(pool, batch)
+
+    async def _send(self, pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
         try:
             conn = await pool.get_connection()
         except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
             raise AuthenticationError(error_text(exc)) from exc
+        except RedisConnectionError as exc:
+            raise NotRun(str(exc)) from exc
         try:
             await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
             replies = await read_replies(conn, len(batch))
@@ -254,11 +279,13 @@ class Gateway:
             raise
         finally:
             await pool.release(conn)
-        for reply in replies:
-            # a Redis that has just started answers LOADING while it replays its file: it is not
-            # there yet (the gateway's 503), whatever the command
-            if isinstance(reply, ResponseError) and error_text(reply).startswith("LOADING"):
-                raise BusyLoadingError(error_text(reply))
+        # a Redis that has just started answers LOADING while it replays its file: it is not there
+        # yet (the gateway's 503), whatever the command
+        loading = [isinstance(r, ResponseError) and error_text(r).startswith("LOADING") for r in replies]
+        if all(loading):
+            raise StillLoading(error_text(replies[0]))
+        if any(loading):
+            raise BusyLoadingError(error_text(replies[loading.index(True)]))
         return replies
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:

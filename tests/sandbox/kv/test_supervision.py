@@ -17,7 +17,7 @@ import pytest
 
 from svckit.errors import ServerError
 from svckit.kv import KV
-from svckit.sandbox.kv import backends
+from svckit.sandbox.kv import backends, gateway
 from svckit.sandbox.kv.backends import restart_delay
 from tests.conftest import process_gone, require_binary, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
@@ -83,9 +83,10 @@ def test_a_killed_redis_child_comes_back_with_every_acknowledged_key(caplog):
         sandbox.stop()
 
 
-def test_a_restarted_redis_that_is_still_loading_its_data_is_answered_503(tmp_path):
+def test_a_restarted_redis_that_is_still_loading_its_data_is_answered_503(tmp_path, monkeypatch):
     import redis
 
+    monkeypatch.setattr(gateway, "RESTART_HOLD", 0.0)  # answer at once, not once the data is loaded
     sandbox = start_sandbox(tmp_path, areas=["kv"], backend="redis")
     kv = kv_of(sandbox)
     try:
@@ -112,10 +113,27 @@ def test_a_restarted_redis_that_is_still_loading_its_data_is_answered_503(tmp_pa
         sandbox.stop()
 
 
+def test_a_request_during_a_short_restart_waits_for_it_instead_of_failing():
+    sandbox = start_sandbox(areas=["kv"], backend="redis")
+    kv = kv_of(sandbox)
+    client = KV(kv.url, kv.token)
+    try:
+        os.kill(sandbox.area("kv").backend.pid, signal.SIGKILL)
+        # a write, which no client repeats on its own: it never reached Redis, so the gateway holds
+        # it until the new child serves, and sends it then
+        assert client.set("during", "the restart") is True
+        assert client.get("during") == "the restart"
+    finally:
+        client.close()
+        kv.http.close()
+        sandbox.stop()
+
+
 def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
     # a child that dies soon after its start is restarted after a pause (restart_delay(1)); make
-    # that pause long enough to be seen
+    # that pause long enough to be seen, and answer at once instead of holding requests for it
     monkeypatch.setattr(backends, "RESTART_FIRST_DELAY", 3.0)
+    monkeypatch.setattr(gateway, "RESTART_HOLD", 0.0)
     sandbox = start_sandbox(areas=["kv"], backend="redis")
     kv = kv_of(sandbox)
     client = KV(kv.url, kv.token)
