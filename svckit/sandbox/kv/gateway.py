@@ -269,6 +269,8 @@ class Gateway:
             conn = await pool.get_connection()
         except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
             raise AuthenticationError(error_text(exc)) from exc
+        except AuthenticationError:  # a ConnectionError to redis-py, yet Redis answered: the same 401
+            raise
         except RedisConnectionError as exc:
             raise NotRun(str(exc)) from exc
         try:
