@@ -8,12 +8,19 @@ reached over TLS end to end and pays its handshakes at the simulated distance. A
 waits one RTT before its first byte goes through, as TCP's handshake does. Bandwidth is not limited:
 the bench counts round trips, not bytes. It runs in its own process (``latency_proxy``), so the
 clients it carries do not share its event loop or its GIL.
+
+SIGUSR1 resets every connection it carries, both ways (RST, as a dropped NAT entry or a restarted
+load balancer would), and the proxy prints ``RESET <n>``, the number of connections reset: the soak
+bench's connection fault (``proxy_process`` gives it the proxy's process to signal).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
+import socket
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -54,34 +61,54 @@ async def _carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, del
         await asyncio.gather(taker, return_exceptions=True)
 
 
+Pair = tuple[asyncio.StreamWriter, asyncio.StreamWriter]
+
+
 async def _connection(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter, host: str, port: int,
-                      rtt: float) -> None:
+                      rtt: float, carried: set[Pair]) -> None:
     await asyncio.sleep(rtt)  # TCP's handshake: a round trip before the first byte
     try:
         server_r, server_w = await asyncio.open_connection(host, port)
     except OSError:
         client_w.close()
         return
+    pair = (client_w, server_w)
+    carried.add(pair)
     try:
         await asyncio.gather(_carry(client_r, server_w, rtt / 2), _carry(server_r, client_w, rtt / 2),
                              return_exceptions=True)
     finally:
-        for w in (client_w, server_w):
+        carried.discard(pair)
+        for w in pair:
             w.close()
+
+
+def _reset(carried: set[Pair]) -> None:
+    """Close every carried connection's two sockets with SO_LINGER 0, so each peer gets an RST."""
+    for pair in list(carried):  # each closes later, on the loop, and leaves the set then
+        for w in pair:
+            sock = socket.socket(fileno=w.get_extra_info("socket").fileno())  # the option is the socket's
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.detach()
+            w.transport.abort()
+    print(f"RESET {len(carried)}", flush=True)
 
 
 async def serve(target: str, rtt: float, port: int = 0) -> None:
     host, _, target_port = target.rpartition(":")
-    server = await asyncio.start_server(lambda r, w: _connection(r, w, host, int(target_port), rtt),
+    carried: set[Pair] = set()
+    server = await asyncio.start_server(lambda r, w: _connection(r, w, host, int(target_port), rtt, carried),
                                         "127.0.0.1", port)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, _reset, carried)
     print(f"PORT {server.sockets[0].getsockname()[1]}", flush=True)
     async with server:
         await server.serve_forever()
 
 
 @contextmanager
-def latency_proxy(target: str, rtt: float) -> Iterator[int]:
-    """Run the proxy in a child process in front of ``target`` (``host:port``, loopback); yields its port."""
+def proxy_process(target: str, rtt: float) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """Run the proxy in a child process in front of ``target`` (``host:port``, loopback); yields its
+    port and the process (whose stdout has the ``RESET <n>`` lines)."""
     child = subprocess.Popen([sys.executable, __file__, "--target", target, "--rtt", str(rtt)],
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -89,10 +116,17 @@ def latency_proxy(target: str, rtt: float) -> Iterator[int]:
         line = child.stdout.readline()
         if not line.startswith("PORT "):
             raise RuntimeError("the latency proxy did not start")
-        yield int(line.split()[1])
+        yield int(line.split()[1]), child
     finally:
         child.terminate()
         child.wait(timeout=10)
+
+
+@contextmanager
+def latency_proxy(target: str, rtt: float) -> Iterator[int]:
+    """:func:`proxy_process`, yielding its port alone."""
+    with proxy_process(target, rtt) as (port, _):
+        yield port
 
 
 if __name__ == "__main__":

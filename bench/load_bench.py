@@ -141,15 +141,25 @@ class SvckitOps:
         for key, value in pairs:
             pipe.set(key, value)
             pipe.get(key)
-        replies = await pipe.exec()
+        replies = self.unfailed(await pipe.exec())
         assert len(replies) == 2 * len(pairs)
 
     async def transaction(self, counter: str, key: str, value: str) -> int:
         tx = self.kv.multi_exec()
         tx.incr(counter)
         tx.set(key, value)
-        replies = await tx.exec()
+        replies = self.unfailed(await tx.exec())
         return int(replies[0])
+
+    @staticmethod
+    def unfailed(replies: list[Any]) -> list[Any]:
+        """A batch's replies, or its first failed command's error raised: svckit leaves the error in
+        the command's slot, where RawHttpOps and redis-py raise it, and the batch counts as an error."""
+        from svckit.errors import SvcError
+
+        if failed := next((r for r in replies if isinstance(r, SvcError)), None):
+            raise failed
+        return replies
 
     async def query(self, text: str) -> None:
         assert len(await self.vector.query_data(text, top_k=5)) <= 5
