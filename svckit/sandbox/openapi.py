@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from svckit.queue.models import RunState
-from svckit.sandbox.health import PATH as HEALTH_PATH
 from svckit.sandbox.headers import vendor_alias
+from svckit.sandbox.health import PATH as HEALTH_PATH
 
 OPENAPI_PATH = "/openapi.json"
 #: the paths served without credentials: this document, and the areas' health (no secret in either)

@@ -35,10 +35,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit._files import private_dir
 from svckit.config import Settings
+from svckit.sandbox import health
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.limits import BodyLimit, protocol_factory
-from svckit.sandbox import health
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
 from svckit.sandbox.private import tighten
 from svckit.sandbox.tls import server_context
