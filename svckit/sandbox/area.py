@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import secrets
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 
 from starlette.types import ASGIApp
 
-from svckit._disk import writing
+from svckit._disk import probe, writing
 from svckit._files import write_private
 
 N = TypeVar("N", int, float)
@@ -100,6 +101,13 @@ class Health:
     check: str
     ok: bool
     detail: str
+
+    @classmethod
+    async def of_disk(cls, check: str, path: Path) -> Health:
+        """Check ``check``: whether writes to ``path`` go through now, with the free space there, or
+        why not (:func:`svckit._disk.probe`, run in a thread: the event loop never waits for the disk)."""
+        ok, detail = await asyncio.to_thread(probe, path)
+        return cls(check, ok, f"{path}: {detail}")
 
 
 class Area:

@@ -14,7 +14,6 @@ The file holds the queue token and signing password, so it is created 0600 befor
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from svckit._disk import probe, writing
+from svckit._disk import writing
 from svckit._files import create_private_file
 from svckit.sandbox.area import Health, SandboxContext, new_token
 from svckit.sandbox.plans import PLAN_PRESETS
@@ -142,12 +141,10 @@ class Store:
         return self._db is None
 
     async def health(self) -> Health:
-        """Check "sqlite": the store is open and its directory takes writes now, with the free space
-        there (the probe runs in a thread: the event loop never waits for the disk)."""
+        """Check "sqlite": the store is open and its directory takes writes now, with the free space there."""
         if self.closed:
             return Health("sqlite", False, f"{self.path}: closed (the sandbox is stopping)")
-        ok, detail = await asyncio.to_thread(probe, self.path)
-        return Health("sqlite", ok, f"{self.path}: {detail}")
+        return await Health.of_disk("sqlite", self.path)
 
     # -- primitives --------------------------------------------------------------------------
     @contextmanager

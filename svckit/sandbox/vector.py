@@ -55,7 +55,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svckit._disk import probe
 from svckit._files import private_dir
 from svckit.localindex import DenseEmbedder, LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
@@ -192,8 +191,7 @@ class VectorArea(Area):
     async def health(self) -> list[Health]:
         """"index": the indexes are open and the embedding model loaded (or loading: text operations
         wait for it, nothing fails meanwhile); "disk": their directory takes writes now."""
-        ok, detail = await asyncio.to_thread(probe, self.directory)
-        return [self._index_health(), Health("disk", ok, f"{self.directory}: {detail}")]
+        return [self._index_health(), await Health.of_disk("disk", self.directory)]
 
     def _index_health(self) -> Health:
         if not self.indexes or self.embedder is None:

@@ -142,17 +142,15 @@ class KVArea(Area):
         except RedisConnectionError as exc:
             return [Health("redis", False, self.backend.outage(exc)[0])]
         info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
-        failed = [name for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")
-                  if name + b":err" in info]
-        if failed:
+        if any(name + b":err" in info for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")):
             return [Health("redis", False, f"answers, but refuses writes: {self._cannot_write()}")]
-        restarts = getattr(self.backend, "restarts", 0)
+        restarts = self.backend.restarts
         again = f"; restarted {restarts} time{'s' * (restarts != 1)}" if restarts else ""
         return [Health("redis", True, f"answers: {self.backend.describe()}{again}")]
 
     def _cannot_write(self) -> str:
         """Why Redis refuses writes (MISCONF), and where: the data directory of a child of ours."""
-        where = getattr(self.backend, "dir", None)
+        where = self.backend.dir
         place = f"its data directory {where}" if where is not None else "its data directory"
         return (f"Redis could not write its append-only file or snapshot to {place} (full or read-only?); "
                 "it takes writes again by itself once it can write there")

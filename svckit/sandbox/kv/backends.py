@@ -78,6 +78,10 @@ class Backend:
     redis_url: str | None = None
     #: True when the sandbox owns the server's users (a redis-server child), so it may restrict them.
     owns_users = False
+    #: where the server keeps its data, when it is the sandbox's own
+    dir: Path | None = None
+    #: how often the sandbox started its server again after it died
+    restarts = 0
 
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
         """Connections as ``username`` (an ACL user's REST token), or as the gateway's own user."""
@@ -216,6 +220,7 @@ class RedisChild(Backend):
     name = "redis-server"
 
     owns_users = True
+    dir: Path  # the child's own: always there
 
     def __init__(self, binary: str, data_dir: Path) -> None:
         self.binary = binary
@@ -338,8 +343,8 @@ class RedisChild(Backend):
         return True
 
     def outage(self, exc: BaseException) -> tuple[str, int]:
-        if isinstance(exc, BusyLoadingError) or self.down_since is None and (self.proc is None or self.proc.poll() is None):
-            return super().outage(exc)  # started again and loading its data; or running (or stopped), yet not reached
+        if isinstance(exc, BusyLoadingError) or self.proc is None or self._serving():
+            return super().outage(exc)  # started again and loading its data; or stopped, or running yet not reached
         # dead, and the supervisor restarting it (or about to: it looks every SUPERVISE_EVERY seconds)
         wait = max(1, math.ceil(self.restart_at - time.monotonic())) if self.down_since is not None else 1
         why = ("the backing Redis is restarting: redis-server exited and the sandbox is starting it again "

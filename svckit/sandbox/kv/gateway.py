@@ -283,11 +283,9 @@ class Gateway:
             await pool.release(conn)
         # a Redis that has just started answers LOADING while it replays its file: it is not there
         # yet (the gateway's 503), whatever the command
-        loading = [isinstance(r, ResponseError) and error_text(r).startswith("LOADING") for r in replies]
-        if all(loading):
-            raise StillLoading(error_text(replies[0]))
-        if any(loading):
-            raise BusyLoadingError(error_text(replies[loading.index(True)]))
+        loading = [r for r in replies if isinstance(r, ResponseError) and error_text(r).startswith("LOADING")]
+        if loading:
+            raise (StillLoading if len(loading) == len(replies) else BusyLoadingError)(error_text(loading[0]))
         return replies
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
