@@ -151,6 +151,15 @@ def guarded(tmp_path_factory) -> Iterator[Live]:
         sandbox.stop()
 
 
+@pytest.fixture
+def unchanged(guarded: Live) -> Iterator[None]:
+    """``guarded``'s data snapshotted before the test and compared after it, so a test that uses this
+    fails when anything it sent changed stored data, whichever tests ran before it or run after."""
+    before = snapshot(guarded)
+    yield
+    assert snapshot(guarded) == before, "the guarded sandbox's data changed during this test"
+
+
 @pytest.fixture(scope="session")
 def playground(tmp_path_factory) -> Iterator[Live]:
     """A full sandbox fuzzed with valid credentials (writes allowed; only 'never a 500' holds)."""

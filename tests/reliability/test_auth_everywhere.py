@@ -18,7 +18,7 @@ from svckit.sandbox.kv import KVArea
 from svckit.sandbox.kv.commands import COMMANDS
 from svckit.sandbox.openapi import PUBLIC_PATHS
 from tests.conftest import basic, require_binary
-from tests.reliability.conftest import Live, area_of, assert_error_body, kv_backend, snapshot
+from tests.reliability.conftest import Live, area_of, assert_error_body, kv_backend
 
 #: a value for every path parameter of the document
 SAMPLE = {"command": "GET", "arg1": "k", "arg2": "v", "arg3": "x", "channel": "c", "message": "m", "index": "dense",
@@ -49,18 +49,13 @@ def _wrong(area: str) -> list[str]:
     return ["Bearer wrong-token", "Bearer " + "A" * 43]
 
 
-@pytest.fixture(scope="module")
-def before(guarded: Live):
-    return snapshot(guarded)
-
-
 def _request(live: Live, method: str, path: str, headers: dict[str, str], **kw) -> httpx.Response:
     body = {} if method in ("POST", "PUT") else None
     return live.http.request(method, live.url + path, headers=headers, json=body, timeout=5, **kw)
 
 
 @pytest.mark.parametrize("method,path", ROUTES, ids=[f"{m} {p}" for m, p in ROUTES])
-def test_every_route_refuses_missing_malformed_and_wrong_credentials(guarded: Live, before, method, path):
+def test_every_route_refuses_missing_malformed_and_wrong_credentials(guarded: Live, unchanged, method, path):
     area = area_of(path)
     other_areas_secrets = [f"Bearer {v}" for k, v in guarded.secrets().items() if not k.lower().startswith(
         {"kv": "svc_kv", "vector": "svc_vector", "devapi": "svc_devapi", "queue": "queue"}[area])]
@@ -74,9 +69,6 @@ def test_every_route_refuses_missing_malformed_and_wrong_credentials(guarded: Li
             response = _request(guarded, method, path, {}, params={"_token": token})
             assert response.status_code == 401
 
-
-def test_nothing_changed_after_the_refused_requests(guarded: Live, before):
-    assert snapshot(guarded) == before
 
 
 # -- the Read Only token against the whole command table ------------------------------------------
@@ -99,7 +91,7 @@ def _readonly_attempts(live: Live, name: str, key: str) -> list[httpx.Response]:
     ]
 
 
-def test_readonly_token_is_refused_every_write_command_and_scan_keys(guarded: Live, before):
+def test_readonly_token_is_refused_every_write_command_and_scan_keys(guarded: Live, unchanged):
     assert {"SET", "DEL", "FLUSHALL", "SCAN", "KEYS", "EVAL", "JSON.SET", "CONFIG", "ACL"} <= set(READ_ONLY_REFUSED)
     key = "greeting"  # a key of the demo data: a write that slipped through would change it
     for name in READ_ONLY_REFUSED:
@@ -112,7 +104,6 @@ def test_readonly_token_is_refused_every_write_command_and_scan_keys(guarded: Li
         assert pipeline.status_code == 200 and "error" in element, (name, element)
         assert transaction.status_code == 400 and set(transaction.json()) == {"error"}, name
         assert "EXECABORT" in transaction.json()["error"], name
-    assert snapshot(guarded) == before, "a write refused to the Read Only token ran anyway"
 
 
 def test_readonly_token_is_allowed_every_read_command(guarded: Live):
