@@ -13,6 +13,7 @@ import pytest
 from svckit.errors import mask
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.widgets import AccountDashboard, KVExplorer
+from tests.conftest import running
 
 
 class Counting:
@@ -177,14 +178,20 @@ def test_edits_wait_for_confirmation(kv):
 
 
 def test_hash_and_json_edits(kv):
-    w = KVExplorer(kv, pattern="shop:user:3")
-    assert w.save_value('{"name": "renamed", "city": "Lisbon"}')
-    assert kv.hgetall("shop:user:3") == {"name": "renamed", "city": "Lisbon"}
-    w.pattern = "shop:doc"
-    assert w.save_value('{"name": "Desk"}')
-    assert kv.json_get("shop:doc", "$") == [{"name": "Desk"}]
-    assert not w.save_value("{not json")
-    assert "Not valid JSON" in w.message
+    # keys of this test's own (outside shop:*, whose keys other tests read, in any order)
+    kv.hset("edits:user", mapping={"name": "user"})
+    kv.json_set("edits:doc", "$", {"name": "Lamp", "tags": ["home"]})
+    try:
+        w = KVExplorer(kv, pattern="edits:user")
+        assert w.save_value('{"name": "renamed", "city": "Lisbon"}')
+        assert kv.hgetall("edits:user") == {"name": "renamed", "city": "Lisbon"}
+        w.pattern = "edits:doc"
+        assert w.save_value('{"name": "Desk"}')
+        assert kv.json_get("edits:doc", "$") == [{"name": "Desk"}]
+        assert not w.save_value("{not json")
+        assert "Not valid JSON" in w.message
+    finally:
+        kv.delete("edits:user", "edits:doc")
 
 
 def test_read_only_token_disables_and_refuses_edits(clients):
@@ -302,7 +309,16 @@ def test_dashboard_without_presets_shows_the_limits_alone(clients):
     assert with_presets.figure in with_presets.children and "<th>paid</th>" in with_presets.groups_box.children[0].value
 
 
-def test_dashboard_refresh_shows_server_changes(clients):
+@pytest.fixture
+def own_account(tmp_path):
+    """Clients of a sandbox of the test's own, for a test that upgrades the plan or rotates the token:
+    the module's sandbox is read, in any order, by tests that expect the account as the seed made it."""
+    with running(tmp_path, areas=["account"], seed="demo") as sandbox, sandbox.connect() as c:
+        yield c
+
+
+def test_dashboard_refresh_shows_server_changes(own_account):
+    clients = own_account
     d = AccountDashboard(clients.account)
     before = d.refreshed
     clients.account.upgrade_queue_plan(d.account.customer_id, "queue_enterprise_1m")
@@ -311,7 +327,8 @@ def test_dashboard_refresh_shows_server_changes(clients):
     assert "plan: queue_enterprise_1m" in d.header.value
 
 
-def test_dashboard_upgrade_and_rotate_need_confirmation(clients):
+def test_dashboard_upgrade_and_rotate_need_confirmation(own_account):
+    clients = own_account
     d = AccountDashboard(clients.account)
     old = clients.account.queue_account().token.get_secret_value()
     d.rotate_button.click()
