@@ -26,16 +26,19 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
 from svckit.sandbox import ALL_AREAS, Sandbox
+
+T = TypeVar("T")
 
 IN_CI = bool(os.environ.get("CI"))
 #: the embedding model ships in a pip package: never ask the hub
@@ -52,6 +55,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     problems = doctor.check()
     if problems:
         pytest.exit(doctor.report(problems), returncode=3)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The order's seed at the end too (pytest-randomly prints it in the header), where a person
+    reading a failed run looks first: the same seed replays the same order."""
+    seed = getattr(config.option, "randomly_seed", None)
+    if isinstance(seed, int):
+        terminalreporter.write_line(f"tests ran in random order, seed {seed}; "
+                                    f"replay that order with: python -m pytest --randomly-seed={seed}")
 
 
 def require_binary(name: str) -> str:
@@ -121,6 +133,31 @@ def process_gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
     return "State:\tZ" in state
+
+
+def eventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
+    """``check()``'s first true value, polled until ``timeout``; fails saying ``what`` did not happen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
+        time.sleep(0.02)
+
+
+def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:
+    """Poll until ``thread`` is blocked reading a socket (its innermost Python frame is the read of
+    httpcore's network stream), so that a test acts on a read that is really waiting, not on one
+    that may not have started yet; fails after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frame = sys._current_frames().get(thread.ident or 0)
+        if frame is not None and frame.f_code.co_name == "read" and "httpcore" in frame.f_code.co_filename:
+            return
+        assert thread.is_alive(), "the reader ended before it blocked on a read"
+        assert time.monotonic() < deadline, f"the reader did not block on a read within {timeout:.0f} s"
+        time.sleep(0.005)
 
 
 def cli_sandbox(*args: str, stderr: int = subprocess.DEVNULL, **env: str) -> subprocess.Popen[str]:

@@ -11,7 +11,6 @@ import socket
 import socketserver
 import struct
 import threading
-import time
 from collections import deque
 
 OK_BODY = b'{"result":"OK"}'
@@ -77,8 +76,7 @@ class FaultServer:
             sock.close()
             return False
         if fault == "slow":
-            time.sleep(self.slow_seconds)
-            return _send(sock, 200, OK_BODY)
+            return client_stays(sock, self.slow_seconds) and _send(sock, 200, OK_BODY)
         if fault in ("500", "503"):
             return _send(sock, int(fault), b'{"error":"injected fault"}')
         if fault.startswith("sse"):
@@ -102,6 +100,20 @@ class FaultServer:
             sock.sendall(b"0\r\n\r\n")
             return True
         return _send(sock, 200, OK_BODY)
+
+
+def client_stays(sock: socket.socket, seconds: float) -> bool:
+    """Hold the answer until the client gives up on it and hangs up (False), or ``seconds`` pass
+    with the client still waiting (True): a slow server that notices a client leaving."""
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(1) != b""  # a byte of a new request would be a client that did not wait
+    except TimeoutError:
+        return True
+    except OSError:  # reset by the client
+        return False
+    finally:
+        sock.settimeout(None)
 
 
 def _send(sock: socket.socket, status: int, body: bytes) -> bool:

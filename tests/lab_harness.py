@@ -240,6 +240,23 @@ WIDGET_ERRORS_JS = ("() => [...document.querySelectorAll('.jp-OutputArea-output'
                     ".map(e => e.innerText.trim() || 'an error placeholder instead of the widget')")
 
 
+#: true once every plotly chart under the elements ``selector`` names has drawn: no transition
+#: running and no animation frame queued
+_CHARTS_AT_REST_JS = """(selector) => [...document.querySelectorAll(selector)]
+    .flatMap(root => [...root.querySelectorAll('.js-plotly-plot')])
+    .every(gd => !gd._transitioning && !(gd._transitionData && (gd._transitionData._frameQueue || []).length))"""
+
+#: resolves after two animation frames: what was drawn before it (WebGL included) is on the screen
+NEXT_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def painted(page: Any, selector: str, timeout: float = 30.0) -> None:
+    """Wait until the plotly charts under ``selector`` are at rest, then for the browser to paint
+    them: what a screenshot taken next shows is what was drawn, not a frame in between."""
+    page.wait_for_function(_CHARTS_AT_REST_JS, arg=selector, timeout=timeout * 1000)
+    page.evaluate(NEXT_PAINT_JS)
+
+
 def cell_errors(page: Any) -> list[str]:
     try:
         return [_ANSI.sub("", e) for e in page.evaluate(CELL_ERRORS_JS)]

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from svckit._http import ApiRequest, AsyncTransport, RetryPolicy, StreamRefused, SyncTransport
 from svckit.errors import RequestTimeout, StreamClosed, TransportError
+from tests.conftest import wait_until_reading
 from tests.faults import FaultServer
 
 RETRY = RetryPolicy(attempts=3, backoff=0.01)
@@ -93,11 +93,14 @@ def test_closing_a_sync_stream_from_another_thread_ends_a_blocked_reader(server)
     outcome: list[object] = []
     with sync_transport(server) as t:
         stream = t.stream_lines(ApiRequest("POST", "/monitor"))
+        three = threading.Event()
 
         def read() -> None:
             try:
                 while True:
                     seen.append(next(stream))
+                    if len(seen) == 3:
+                        three.set()
             except StopIteration:
                 outcome.append("StopIteration")
             except BaseException as exc:  # noqa: BLE001 - the test reports it
@@ -105,16 +108,12 @@ def test_closing_a_sync_stream_from_another_thread_ends_a_blocked_reader(server)
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        deadline = time.monotonic() + 5
-        while len(seen) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)  # the reader is now blocked waiting for a fourth event
+        assert three.wait(5), f"three events not read: {seen}"
+        wait_until_reading(reader)  # the three events read, blocked waiting for a fourth
         assert seen == ['"OK"', "one", "two"] and reader.is_alive()
-        started = time.monotonic()
         stream.close()
-        reader.join(5)
+        reader.join(5)  # a deadline for the failure message, not a speed threshold
         assert not reader.is_alive(), "close() did not end the blocked read"
-        assert time.monotonic() - started < 2
         assert outcome == ["StopIteration"]
         assert stream.closed
         stream.close()  # idempotent

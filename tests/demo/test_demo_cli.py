@@ -125,7 +125,14 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
             current.first.wait_for(timeout=30_000)
             assert "00_tour.ipynb" in current.first.inner_text()
             assert page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Launcher").count() == 0
-            time.sleep(2)  # the news question, when asked, comes a moment after the page loads
+            # JupyterLab asks "would you like official Jupyter news?" while the setting is undecided
+            # ("none"): the demo's defaults decide it, as the running server's settings say
+            lab, _, token = urls[0].partition("/lab/tree/00_tour.ipynb?token=")
+            notification = page.request.get(f"{lab}/lab/api/settings/@jupyterlab/apputils-extension:notification",
+                                            headers={"Authorization": f"token {token}"}).json()
+            fetch_news = notification["settings"].get("fetchNews",
+                                                      notification["schema"]["properties"]["fetchNews"]["default"])
+            assert fetch_news == "false", notification["settings"]
             assert page.get_by_text("official Jupyter news").count() == 0
             page.screenshot(path=str(screenshots / "demo_tour_opened.png"))
             browser.close()

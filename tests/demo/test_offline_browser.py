@@ -4,11 +4,9 @@ and tables from what the page holds (no CDN, no kernel). Screenshots: test-outpu
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from tests.lab_harness import CHROMIUM, CHROMIUM_ARGS, full_page_screenshot, require_chromium
+from tests.lab_harness import CHROMIUM, CHROMIUM_ARGS, NEXT_PAINT_JS, full_page_screenshot, require_chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -52,7 +50,7 @@ def test_an_exported_page_draws_its_charts_and_tables_offline(name, offline_page
     height = page.evaluate("document.body.scrollHeight")
     for y in range(0, height + 800, 800):
         page.evaluate(f"window.scrollTo(0, {y})")
-        time.sleep(0.1)
+        page.evaluate(NEXT_PAINT_JS)  # the page's observers saw the scroll and drew what came near
     charts, tables = PAGES[name]
     page.wait_for_function(f"() => ({DRAWN})().drawn >= {charts}", timeout=30_000)
     seen = page.evaluate(DRAWN)

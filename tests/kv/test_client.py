@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import httpx
 import pytest
@@ -20,6 +19,7 @@ from svckit.errors import (
 from svckit.kv import KV, Message, MonitorEvent
 from svckit.kv.protocol import MAX_PATH, WireFormat, decode_reply
 from svckit.sandbox import Sandbox
+from tests.conftest import wait_until_reading
 
 SPECIAL_KEYS = ["a/b", "sp ace", "100%", "q?x=1", "#frag", "ünï ✓", "", ".", "..", "+&=;", "a%2Fb", "l\ni\r\nne"]
 
@@ -227,21 +227,21 @@ def test_a_subscription_closed_from_another_thread_ends_quietly_and_publishes_no
         subscription = kv.subscribe(channel)
         seen: list[str] = []
         outcome: list[object] = []
+        confirmed = threading.Event()
 
         def read() -> None:
             try:
                 for message in subscription:
                     seen.append(message.kind)
+                    confirmed.set()
                 outcome.append("ended")
             except BaseException as exc:  # noqa: BLE001 - the test reports it
                 outcome.append(exc)
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        deadline = time.monotonic() + 5
-        while not seen and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.2)  # the reader is now blocked waiting for a message
+        assert confirmed.wait(5), "no subscribe confirmation"
+        wait_until_reading(reader)  # past the subscribe confirmation, blocked waiting for a message
         subscription.close()
         reader.join(5)
         assert not reader.is_alive(), "close() did not end the blocked reader"
@@ -266,7 +266,7 @@ def test_a_monitor_closed_from_another_thread_ends_quietly(kv_sandbox: Sandbox, 
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    time.sleep(0.2)
+    wait_until_reading(reader)
     monitor.close()
     reader.join(5)
     assert not reader.is_alive() and outcome == ["ended"] and monitor.closed

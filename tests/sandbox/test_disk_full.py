@@ -17,7 +17,6 @@ import signal
 import sqlite3
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +34,15 @@ from svckit.sandbox.logs import recording
 from svckit.sandbox.runner import MessageTooLarge
 from svckit.sandbox.store import Store
 from svckit.vector import Vector
-from tests.conftest import cli_sandbox, lines_until, process_gone, require_binary, running, start_sandbox
+from tests.conftest import (
+    cli_sandbox,
+    eventually,
+    lines_until,
+    process_gone,
+    require_binary,
+    running,
+    start_sandbox,
+)
 
 T = TypeVar("T")
 SIZE = "24m"
@@ -74,17 +81,6 @@ def fill(directory: Path) -> Path:
             fh.write(b"\0" * 65536)
     assert full.value.errno == errno.ENOSPC
     return filler
-
-
-def eventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
-    """``check()``'s first true value, polled until ``timeout``; fails saying ``what`` did not happen."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
-        time.sleep(0.02)
 
 
 def refused(call: Callable[[], Any], path: Path) -> str:

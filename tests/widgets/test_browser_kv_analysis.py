@@ -8,12 +8,11 @@ test-output/screenshots/kv_analysis_report.png and kv_analysis_profiler.png.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
+from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -39,7 +38,7 @@ def test_kv_analysis_notebook(browser, lab, screenshots, ui):
     assert all(name in tiles for name in ("user", "session", "cart", "cache"))
     assert "memory ±" in report.locator(".widget-tab").inner_text()
     report.scroll_into_view_if_needed()
-    time.sleep(0.5)  # let plotly finish its transition before the picture
+    painted(page, ".svc-keyspace-report")  # plotly's transition over before the picture
     report.screenshot(path=shot(screenshots, "kv_analysis_report", ui))
 
     profiler = page.locator(".svc-monitor-profiler").first
@@ -51,5 +50,5 @@ def test_kv_analysis_notebook(browser, lab, screenshots, ui):
     page.wait_for_function("() => document.querySelectorAll('.svc-monitor-profiler .barlayer .point').length >= 6",
                            timeout=30_000)
     profiler.scroll_into_view_if_needed()
-    time.sleep(0.5)
+    painted(page, ".svc-monitor-profiler")
     profiler.screenshot(path=shot(screenshots, "kv_analysis_profiler", ui))

@@ -9,14 +9,13 @@ short and the test does not wait on embedding 1,347 documents. Screenshots: test
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import wait_vector_seeded
-from tests.lab_harness import Lab, run_notebook, sandbox_lab, saved_outputs, shot
+from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, saved_outputs, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -69,10 +68,10 @@ def test_vector_playground_notebook(browser, lab, screenshots, ui):
     page.wait_for_function("() => { const g = document.querySelector('.svckit-vector-playground"
                            " .svckit-projection-chart .gtitle'); return g && g.textContent.includes('PCA'); }",
                            timeout=60_000)
-    time.sleep(1.0)  # let WebGL paint before the screenshot
+    painted(page, ".svckit-vector-playground")  # WebGL painted before the screenshot
     pg.screenshot(path=shot(screenshots, "vector_playground_projection", ui))
     pg.get_by_text("Results", exact=True).click()
-    time.sleep(0.5)
+    painted(page, ".svckit-vector-playground")
     pg.screenshot(path=shot(screenshots, "vector_playground", ui))
     page.close()
 
@@ -134,7 +133,7 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
                            timeout=30_000)
     new_run = tl.locator(".svckit-resume-msg b").inner_text()
     assert new_run in tl.locator(".svckit-run-detail").inner_text()
-    time.sleep(0.5)
+    painted(page, ".svckit-workflow-timeline")
     tl.screenshot(path=shot(screenshots, "workflow_timeline", ui))
     # while the live widget is drawn, its static view is hidden; the static view follows the widget, so
     # the saved notebook shows the resumed run to a reader with no kernel

@@ -9,7 +9,6 @@ Screenshot: test-output/screenshots/vector_playground_browse.png.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 from upstash_vector import Index
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
+from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -112,6 +111,6 @@ def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots, ui):
     page.wait_for_function("() => document.querySelector('.svckit-vector-playground .svckit-record')"
                            ".textContent.includes('Article 42 about finance')", timeout=30_000)
     assert "384 dims" in record.inner_text() and '"topic": "finance"' in record.inner_text()
-    time.sleep(1.0)  # let WebGL paint the map before the screenshot
+    painted(page, ".svckit-vector-playground")  # the map drawn (WebGL) before the screenshot
     pg.screenshot(path=shot(screenshots, "vector_playground_browse", ui))
     page.close()

@@ -8,12 +8,11 @@ Screenshots: test-output/screenshots/vector_explain.png, vector_evaluate.png.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 
-from tests.lab_harness import Lab, run_notebook, sandbox_lab, shot
+from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -61,7 +60,7 @@ def test_explain_view_and_evaluate_tab(browser, lab, screenshots, ui):
     _text_in(page, ".svckit-explain-formula", "1/(60+2) + 1/(60+2)")
     pg.locator(".svckit-explain-pick select").select_option(label="topic:context-managers:0")
     _text_in(page, ".svckit-explain-chart .gtitle", "Why topic:context-managers:0 ranks 1")
-    time.sleep(0.5)  # let plotly finish painting
+    painted(page, PLAYGROUND)
     pg.screenshot(path=shot(screenshots, "vector_explain", ui))
 
     # the Evaluate tab, filled by the notebook's last cell
@@ -80,6 +79,6 @@ def test_explain_view_and_evaluate_tab(browser, lab, screenshots, ui):
         f"() => document.querySelector('{PLAYGROUND} .svckit-eval-progress .progress-bar').style.width"
     )
     assert progress == "100%"
-    time.sleep(0.5)
+    painted(page, PLAYGROUND)
     pg.screenshot(path=shot(screenshots, "vector_evaluate", ui))
     page.close()

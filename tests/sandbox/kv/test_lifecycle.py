@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from svckit.sandbox import Sandbox
-from tests.conftest import process_gone, require_binary, start_sandbox
+from tests.conftest import eventually, process_gone, require_binary, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
 
 
@@ -160,11 +160,7 @@ def test_cli_sandbox_prints_variables_serves_the_acceptance_requests_and_stops_o
     match = re.search(r"kv backend: redis-server \S+ child pid (\d+)", stderr)
     assert match, stderr
     child = int(match.group(1))
-    for _ in range(100):
-        if process_gone(child):
-            break
-        time.sleep(0.05)
-    assert process_gone(child), "SIGTERM must stop the sandbox's redis-server child"
+    eventually(lambda: process_gone(child), "SIGTERM must stop the sandbox's redis-server child", 5)
     redis_log = (tmp_path / "data" / "redis" / "redis.log").read_text()
     assert "ready to exit" in redis_log, "redis-server must have shut down cleanly, not been killed"
 
@@ -184,11 +180,7 @@ def test_redis_child_dies_with_a_killed_sandbox(tmp_path):
     match = re.search(r"child pid (\d+)", stderr)
     assert match, stderr
     child = int(match.group(1))
-    for _ in range(200):
-        if process_gone(child):
-            break
-        time.sleep(0.05)
-    assert process_gone(child), "a redis-server child must not outlive a killed sandbox"
+    eventually(lambda: process_gone(child), "a redis-server child must not outlive a killed sandbox: gone", 10)
 
 
 def test_stopping_the_sandbox_ends_open_event_streams_cleanly(capfd):
@@ -197,18 +189,19 @@ def test_stopping_the_sandbox_ends_open_event_streams_cleanly(capfd):
 
     sandbox = Sandbox(areas=["kv"], backend="fakeredis").start()
     env = sandbox.env
-    ended = threading.Event()
+    opened, ended = threading.Event(), threading.Event()
 
     def watch() -> None:
         with httpx.Client(timeout=30) as client, client.stream(
                 "POST", env["SVC_KV_URL"] + "/monitor",
                 headers={"Authorization": f"Bearer {env['SVC_KV_TOKEN']}"}) as r:
-            for _ in r.iter_lines():
-                pass
+            for line in r.iter_lines():
+                if line:  # the monitor's first event: the stream is open on the server
+                    opened.set()
         ended.set()
 
     threading.Thread(target=watch, daemon=True).start()
-    time.sleep(0.3)
+    assert opened.wait(10), "the monitor stream did not open"
     sandbox.stop()
     assert ended.wait(5), "the monitor stream did not end when the sandbox stopped"
     assert "timeout graceful shutdown exceeded" not in capfd.readouterr().err

@@ -19,7 +19,7 @@ from svckit.errors import ServerError
 from svckit.kv import KV
 from svckit.sandbox.kv import backends, gateway
 from svckit.sandbox.kv.backends import restart_delay
-from tests.conftest import process_gone, require_binary, start_sandbox
+from tests.conftest import eventually, process_gone, require_binary, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
 
 BACK_WITHIN = 5.0  # seconds: the bound on a restart
@@ -32,13 +32,6 @@ def _answers_within(kv, seconds: float) -> httpx.Response:
         response = kv.get("/DBSIZE")
         if response.status_code == 200 or time.monotonic() > deadline:
             return response
-
-
-def _until(condition, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the sandbox did not get there in time"
-        time.sleep(0.01)
 
 
 def test_restart_pauses_grow_with_quick_deaths_and_are_bounded():
@@ -70,7 +63,7 @@ def test_a_killed_redis_child_comes_back_with_every_acknowledged_key(caplog):
         assert client.mget(*written) == list(written.values())
         # the log says what happened, and where the data is (Redis may answer a request before the
         # supervisor's own check that it is up, which logs the restart)
-        _until(lambda: backend.restarts == 1)
+        eventually(lambda: backend.restarts == 1, "the child restarted", 10)
         assert f"redis-server child pid {killed} exited (killed by SIGKILL); restarting it on {backend.dir}" \
             in caplog.text
         assert "redis-server restarted" in caplog.text
@@ -171,7 +164,7 @@ def _redis_server(port: int, directory) -> subprocess.Popen:
             return False
         return True
 
-    _until(accepts)
+    eventually(accepts, "the external Redis accepted again", 10)
     return server
 
 
