@@ -420,8 +420,8 @@ def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> Transp
         cls, hint = RequestTimeout, " (is the server running? try a longer timeout=)"
     elif certificate_rejected(error):
         cls, hint = UntrustedCertificate, _TRUST_HINT
-    detail = redact(f"{type(error).__name__}: {error}", secrets)
-    return cls(f"{what} failed: {detail}{hint}")
+    # ``what`` names the URL, which may carry the token too (a pasted ``https://default:TOKEN@host``)
+    return cls(redact(f"{what} failed: {type(error).__name__}: {error}", secrets) + hint)
 
 
 def _client_kwargs(base_url: str, auth: Auth | None, timeout: float | None, headers: Mapping[str, str] | None,
@@ -541,8 +541,10 @@ class SyncTransport(_TransportBase):
         event's ``data`` payload.
 
         Opening follows the retry policy (opening is safe to repeat) and raises
-        :class:`StreamRefused` for an HTTP error status. ``EventStream.close()`` may be called from
-        any thread, also while another thread is blocked reading it.
+        :class:`StreamRefused` for an HTTP error status. The request's timeout covers opening (connect,
+        send, the response headers); once open, the stream waits for each event as long as it takes.
+        ``EventStream.close()`` may be called from any thread, also while another thread is blocked
+        reading it.
         """
         for attempt in itertools.count(1):
             try:
@@ -555,6 +557,7 @@ class SyncTransport(_TransportBase):
                 response.read()
             response.close()
             raise StreamRefused(response)
+        _open_ended(response)
         return EventStream(response, self._secrets)
 
     def close(self) -> None:
@@ -617,6 +620,7 @@ class AsyncTransport(_TransportBase):
                 await response.aread()
             await response.aclose()
             raise StreamRefused(response)
+        _open_ended(response)
         return response
 
     async def aclose(self) -> None:
@@ -629,6 +633,17 @@ class AsyncTransport(_TransportBase):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _open_ended(response: httpx.Response) -> None:
+    """An open event stream waits for its next event as long as it takes: the request's read timeout
+    covered its response headers only (a server that accepts and never answers is a RequestTimeout,
+    not a hang; an error reply's body is read within it too). httpx hands the request's extensions
+    to httpcore as the same dict, and httpcore reads the body's read timeout from it when the body
+    is read, that is after this (tests/test_stream_open_faults.py holds it to that)."""
+    timeouts = response.request.extensions.get("timeout")
+    if isinstance(timeouts, dict):
+        response.request.extensions["timeout"] = {**timeouts, "read": None}
 
 
 def _broke(error: BaseException, secrets: tuple[str, ...]) -> StreamClosed:

@@ -58,8 +58,9 @@ _STREAM_HEADERS = {"Accept": "text/event-stream"}
 
 
 def _stream_timeout(timeout: float | None) -> float:
-    # ApiRequest.timeout is passed straight to httpx, which takes a Timeout object too.
-    return cast(float, httpx.Timeout(timeout, read=None))
+    # ApiRequest.timeout is passed straight to httpx, which takes a Timeout object too. The read timeout
+    # covers the response headers: the transport lifts it once the stream is open (events may be rare).
+    return cast(float, httpx.Timeout(timeout))
 
 
 class _Base(Commands, Generic[S]):
@@ -92,7 +93,6 @@ class _Base(Commands, Generic[S]):
         self.decode = decode
         self._readonly = readonly
         self._token_hint = mask(token)
-        self._timeout = timeout
         self._transport: Any = self._transport_class(self.url, BearerAuth(token), timeout=timeout, retry=retry,
                                                      transport=transport, verify=verify)
 
@@ -256,11 +256,14 @@ class KV(_Base[S]):
         return Transaction(self)
 
     def monitor(self, *, timeout: float | None = DEFAULT_TIMEOUT) -> Monitor:
-        """Open a MONITOR stream now (so later commands are seen) and iterate its events."""
+        """Open a MONITOR stream now (so later commands are seen) and iterate its events. ``timeout``
+        bounds the opening (connect, the answer's headers); once open, the stream waits for events
+        as long as they take."""
         return Monitor(self, timeout)
 
     def subscribe(self, channel: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> Subscription:
-        """Subscribe now; iterate ``Message`` events (first the ``subscribe`` confirmation)."""
+        """Subscribe now; iterate ``Message`` events (first the ``subscribe`` confirmation).
+        ``timeout`` bounds the opening, as for :meth:`monitor`."""
         return Subscription(self, channel, timeout)
 
     def close(self) -> None:
