@@ -31,8 +31,10 @@ Why a run looks like this:
   ``count`` when known, unit ``"keys"``, note ``"12 batches"``, and the requests made so far
   (``round_trips``: SCAN calls and batch requests); the dry run reports its walk.
 - Writes are refused before any request under a Read Only token (the client's ``readonly``), and a
-  gateway's NOPERM refusal (a client built from the Read Only token without saying so) stops the
-  run with the same advice: use a Standard token. The dry run only reads, but SCAN itself is
+  gateway's NOPERM refusal of the command (a client built from the Read Only token without saying
+  so) stops the run with the same advice: use a Standard token. A NOPERM refusal of a key (an ACL
+  token, ``ACL RESTTOKEN``, whose user may touch only part of the keyspace) fails that key only:
+  it is counted and its error kept, and the run goes on. The dry run only reads, but SCAN itself is
   refused to the Read Only token, so it too needs the Standard token.
 
 Only the sync client is served: a bulk run is a long loop of requests, which a notebook runs in a
@@ -44,6 +46,7 @@ from __future__ import annotations
 import csv
 import functools
 import json
+import re
 import time
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
@@ -93,6 +96,14 @@ def _refuse_readonly(kv: Any, action: str) -> None:
 
 def _is_noperm(exc: BaseException) -> bool:
     return isinstance(exc, CommandError) and "NOPERM" in str(exc)
+
+
+#: Redis's refusal of a key the ACL user may not touch (7.0 wording, then 7.2's), not of the command
+_KEY_NOPERM = re.compile(r"\bNOPERM\b.*\bto access (?:one of the keys|a key)\b", re.IGNORECASE)
+
+
+def _is_key_noperm(exc: BaseException) -> bool:
+    return isinstance(exc, CommandError) and _KEY_NOPERM.search(str(exc)) is not None
 
 
 # -- the dry run ----------------------------------------------------------------------------------
@@ -229,7 +240,7 @@ class _Action:
     def account(keys: Sequence[Any], replies: Sequence[Any], summary: BulkSummary, max_errors: int) -> None:
         for key, reply in zip(keys, replies, strict=True):
             if isinstance(reply, SvcError):
-                if _is_noperm(reply):
+                if _is_noperm(reply) and not _is_key_noperm(reply):  # the command itself is refused
                     raise _readonly_error(summary.action) from reply
                 summary.failed += 1
                 if len(summary.errors) < max_errors:
@@ -242,15 +253,26 @@ class _Action:
 
 class _Delete(_Action):
     """One UNLINK naming every key of the batch: its reply counts the keys removed, the rest were
-    already gone (UNLINK fails for no single key, so nothing is lost by not asking key by key),
-    and the gateway parses one command instead of ``batch`` of them."""
+    already gone, and the gateway parses one command instead of ``batch`` of them. UNLINK fails for
+    no single key but one the token may not touch (an ACL user's key pattern), which refuses the
+    whole command: then the batch is asked again key by key, so the others go and each key's
+    outcome is known."""
 
     name = "delete"
 
     def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
-        return kv.pipeline().unlink(*keys).exec()[0]
+        removed = kv.pipeline().unlink(*keys).exec()[0]
+        if len(keys) > 1 and _is_key_noperm(removed):
+            pipe = kv.pipeline()
+            for key in keys:
+                pipe.unlink(key)
+            return pipe.exec()
+        return removed
 
     def take(self, keys: Sequence[Any], sent: Any, summary: BulkSummary, max_errors: int) -> None:
+        if isinstance(sent, list):  # asked key by key
+            self.account(keys, sent, summary, max_errors)
+            return
         if isinstance(sent, SvcError):
             self.account(keys, [sent] * len(keys), summary, max_errors)
             return
