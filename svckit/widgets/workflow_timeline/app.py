@@ -249,6 +249,9 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
                                    flow_control_value=flow_control_value or None, retries=retries,
                                    run_id=run_id or None)
         self.last_resume = result
+        # the old run is not selected again by the refresh: its DLQ entry is consumed, so selecting it
+        # would page through the whole DLQ (to offer Resume) only to select the new run right after
+        self.selected_run = None
         self.refresh()
         new_key = f"{result.workflow_run_id}@{result.workflow_created_at}"
         found = self._row_of(new_key)
