@@ -22,6 +22,11 @@ pytestmark = pytest.mark.slow
 
 URL_LINE = re.compile(r"^http://127\.0\.0\.1:\d+/lab/tree/00_tour\.ipynb\?token=[0-9a-f]{32,}$")
 ABORT = "terminate called"
+#: one log record jupyter_server writes when the browser closes a kernel websocket in its handshake
+#: and JupyterLab connects again (upstream: jupyter-server/jupyter_server#1265, open): not the demo's
+UPSTREAM_WS_RACE = re.compile(r"\[E [^\]]*ServerApp\] Uncaught exception GET /api/kernels/[0-9a-f-]+/channels"
+                              r"(?:(?!\n\[[A-Z] ).)*?AttributeError: 'NoneType' object has no attribute "
+                              r"'kernel_ws_protocol'\n", re.DOTALL)
 
 
 def marked_env(tmp_path: Path, **extra: str) -> tuple[dict[str, str], str, Path]:
@@ -148,6 +153,7 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
             proc.kill()
             _, stderr = proc.communicate()
     assert proc.returncode == 0, stderr[-3000:]
-    assert ABORT not in stderr and "Traceback" not in stderr, stderr[-3000:]
+    ours = UPSTREAM_WS_RACE.sub("", stderr)
+    assert ABORT not in ours and "Traceback" not in ours, ours[-3000:]
     assert "without encryption" not in stderr
     assert_nothing_left(marker, tmpdir)
