@@ -21,6 +21,7 @@ Folder conftests only add clients over these.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import shutil
@@ -144,6 +145,17 @@ def eventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
             return result
         assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
         time.sleep(0.02)
+
+
+async def aeventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
+    """:func:`eventually` inside an event loop: polls without blocking the loop."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
+        await asyncio.sleep(0.01)
 
 
 def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import gzip
-import threading
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 from svckit._http import ApiRequest, AsyncTransport, SyncTransport
 from svckit._pools import AsyncPool, SyncPool, _response
 from svckit.errors import RequestTimeout
+from tests.conftest import aeventually, eventually
 from tests.faults import FaultServer
 from tests.scripted import OK, Scripted
 
@@ -114,8 +114,7 @@ def test_a_refused_connection_is_httpx_s_connect_error(make: Any) -> None:
 async def test_a_cancelled_request_frees_its_slot(srv: Scripted) -> None:
     async with httpx.AsyncClient(transport=AsyncPool(max_connections=1)) as http:
         task = asyncio.create_task(http.get(f"{srv.url}/hang"))
-        while not srv.heads:
-            await asyncio.sleep(0.01)
+        await aeventually(lambda: srv.heads, "the first request reached the server", 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -125,8 +124,7 @@ async def test_a_cancelled_request_frees_its_slot(srv: Scripted) -> None:
 async def test_a_request_waiting_for_the_slot_gets_it_when_it_frees(srv: Scripted) -> None:
     async with httpx.AsyncClient(transport=AsyncPool(max_connections=1), timeout=httpx.Timeout(5.0)) as http:
         hanging = asyncio.create_task(http.get(f"{srv.url}/hang", timeout=0.5))
-        while not srv.heads:
-            await asyncio.sleep(0.01)
+        await aeventually(lambda: srv.heads, "the first request reached the server", 10)
         waiting = asyncio.create_task(http.get(f"{srv.url}/ok"))
         with pytest.raises(httpx.ReadTimeout):
             await hanging
@@ -136,8 +134,7 @@ async def test_a_request_waiting_for_the_slot_gets_it_when_it_frees(srv: Scripte
 def test_a_sync_request_waiting_for_the_slot_gets_it_when_it_frees(srv: Scripted) -> None:
     with httpx.Client(transport=SyncPool(max_connections=1)) as http, ThreadPoolExecutor(2) as pool:
         hanging = pool.submit(http.get, f"{srv.url}/hang", timeout=0.5)
-        while not srv.heads:
-            threading.Event().wait(0.01)
+        eventually(lambda: srv.heads, "the first request reached the server", 10)
         waiting = pool.submit(http.get, f"{srv.url}/ok", timeout=httpx.Timeout(5.0))
         with pytest.raises(httpx.ReadTimeout):
             hanging.result()

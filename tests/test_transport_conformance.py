@@ -24,6 +24,7 @@ import trustme
 
 from svckit._http import ApiRequest, AsyncTransport, RetryPolicy, SyncTransport
 from svckit._pools import AsyncPool, ReplyTooLarge, SyncPool
+from tests.conftest import aeventually, eventually
 from tests.scripted import OK, Scripted
 
 PATHS = ["sync-http", "async-http", "sync-https", "async-https", "sync-proxy", "async-proxy"]
@@ -286,8 +287,7 @@ def test_pool_timeout_when_every_connection_is_busy(kind: str) -> None:
 
             with httpx.Client(transport=SyncPool(max_connections=1)) as http, ThreadPoolExecutor(1) as pool:
                 hanging = pool.submit(http.get, f"{srv.url}/hang", timeout=1.0)
-                while not srv.heads:
-                    threading_wait(0.01)
+                eventually(lambda: srv.heads, "the first request reached the server", 10)
                 with pytest.raises((httpx.PoolTimeout, httpx.ConnectTimeout)):
                     http.get(f"{srv.url}/ok", timeout=httpx.Timeout(5.0, pool=0.2))
                 with pytest.raises(httpx.ReadTimeout):
@@ -296,8 +296,7 @@ def test_pool_timeout_when_every_connection_is_busy(kind: str) -> None:
             async def main() -> None:
                 async with httpx.AsyncClient(transport=AsyncPool(max_connections=1)) as http:
                     hanging = asyncio.create_task(http.get(f"{srv.url}/hang", timeout=1.0))
-                    while not srv.heads:
-                        await asyncio.sleep(0.01)
+                    await aeventually(lambda: srv.heads, "the first request reached the server", 10)
                     with pytest.raises((httpx.PoolTimeout, httpx.ConnectTimeout)):
                         await http.get(f"{srv.url}/ok", timeout=httpx.Timeout(5.0, pool=0.2))
                     with pytest.raises(httpx.ReadTimeout):
@@ -305,12 +304,6 @@ def test_pool_timeout_when_every_connection_is_busy(kind: str) -> None:
             asyncio.run(main())
     finally:
         srv.stop()
-
-
-def threading_wait(seconds: float) -> None:
-    import threading
-
-    threading.Event().wait(seconds)
 
 
 # -- proxies -------------------------------------------------------------------------------------------

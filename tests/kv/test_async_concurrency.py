@@ -12,6 +12,7 @@ from svckit._http import AsyncTransport
 from svckit._pools import AsyncPool
 from svckit.kv import AsyncKV
 from svckit.sandbox import Sandbox
+from tests.conftest import aeventually
 
 
 def _connections(sandbox: Sandbox) -> set[object]:
@@ -23,8 +24,7 @@ def _connections(sandbox: Sandbox) -> set[object]:
 
 async def _closed(sandbox: Sandbox, connections: set[object]) -> bool:
     """Wait until the server has seen every one of ``connections`` close (a moment after the client)."""
-    while connections & _connections(sandbox):
-        await asyncio.sleep(0.01)
+    await aeventually(lambda: not connections & _connections(sandbox), "the server saw the connections close", 10)
     return True
 
 

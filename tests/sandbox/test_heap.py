@@ -45,8 +45,10 @@ def test_a_sandbox_in_a_thread_leaves_the_collector_alone(kv_sandbox: Sandbox):
 class Area:
     def __init__(self, settled: asyncio.Event | None = None, fails: bool = False) -> None:
         self.event, self.fails = settled, fails
+        self.asked = asyncio.Event()  # set once the freezer waits for this area
 
     async def settled(self) -> None:
+        self.asked.set()
         if self.event is not None:
             await self.event.wait()
         if self.fails:
@@ -59,10 +61,11 @@ async def test_the_second_freeze_waits_until_every_area_has_settled(monkeypatch:
     model, corpus = asyncio.Event(), asyncio.Event()
     areas = [Area(model), Area(fails=True), Area(corpus)]
     task = asyncio.create_task(server_module._freeze_when_settled(areas))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(areas[0].asked.wait(), 5)
+    assert frozen == []  # waiting for the model
     model.set()
-    await asyncio.sleep(0.05)
-    assert frozen == []
+    await asyncio.wait_for(areas[2].asked.wait(), 5)
+    assert frozen == []  # past the model and the area that failed, waiting for the corpus
     corpus.set()
     await asyncio.wait_for(task, 5)
     assert frozen == [1]
