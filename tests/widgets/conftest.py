@@ -4,14 +4,19 @@ Unit tests use the in-memory fakes of ``fakes.py`` (fast, no sockets) and a smal
 (the packaged embedding model loads once per session). Tests that must see the real clients at work
 use the sandbox family of tests/conftest.py: ``demo_sandbox`` (every area, demo data) and
 ``demo_kv_sandbox`` (key-value and account areas with the demo data, fresh per module, whose
-``clients`` and ``kv`` are below).
+``clients`` and ``kv`` are below). The workflow timeline's tests run on ``timeline_sandbox`` (account
+and queue areas, fresh per module) with the workflows of ``timeline_runs.py`` registered (``flows``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from svckit.sandbox import Sandbox
+from tests.conftest import running
+from tests.widgets.timeline_runs import Workflows
 
 CORPUS = [
     ("a cat sat on the warm mat", "pets", 2001),
@@ -52,3 +57,14 @@ def clients(demo_kv_sandbox: Sandbox):
 @pytest.fixture
 def kv(clients):
     return clients.kv
+
+
+@pytest.fixture(scope="module")
+def timeline_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    with running(tmp_path_factory.mktemp("timeline"), areas=["account", "queue"], queue_retry_delay=0) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def flows(timeline_sandbox: Sandbox) -> Workflows:
+    return Workflows(timeline_sandbox.area("queue").runner)  # type: ignore[attr-defined]

@@ -17,7 +17,6 @@ import pytest
 from svckit.errors import SvcError
 from svckit.queue import Queue
 from svckit.sandbox import Sandbox
-from tests.conftest import running
 from tests.widgets.fakes import FakeQueue
 from tests.widgets.timeline_runs import BASE, Workflows, key
 
@@ -25,19 +24,8 @@ N = 14  # run i fails when i % 4 == 1 (4 of them); label nightly when i odd; URL
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
-    with running(tmp_path_factory.mktemp("parity"), areas=["account", "queue"], queue_retry_delay=0) as sb:
-        yield sb
-
-
-@pytest.fixture(scope="module")
-def flows(sandbox: Sandbox) -> Workflows:
-    return Workflows(sandbox.area("queue").runner)  # type: ignore[attr-defined]
-
-
-@pytest.fixture(scope="module")
-def real(sandbox: Sandbox) -> Iterator[Queue]:
-    with Queue.from_settings(sandbox.settings) as q:
+def real(timeline_sandbox: Sandbox) -> Iterator[Queue]:
+    with Queue.from_settings(timeline_sandbox.settings) as q:
         yield q
 
 

@@ -23,7 +23,6 @@ from svckit.sandbox import Sandbox
 from svckit.sandbox.runner import RunHandle
 from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
-from tests.conftest import running
 from tests.counting import CountingTransport
 from tests.widgets.fakes import FakeQueue, make_run
 from tests.widgets.timeline_runs import BASE, Workflows, key, run_of
@@ -54,17 +53,6 @@ def label_of(i: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
-    with running(tmp_path_factory.mktemp("timeline"), areas=["account", "queue"], queue_retry_delay=0) as sb:
-        yield sb
-
-
-@pytest.fixture(scope="module")
-def flows(sandbox: Sandbox) -> Workflows:
-    return Workflows(sandbox.area("queue").runner)  # type: ignore[attr-defined]
-
-
-@pytest.fixture(scope="module")
 def grid(flows: Workflows) -> Grid:
     flows.runner.register(GRID_URL, flows.steps)
     flows.runner.register(OTHER_URL, flows.steps)
@@ -76,8 +64,8 @@ def grid(flows: Workflows) -> Grid:
 
 
 @pytest.fixture(scope="module")
-def queue(sandbox: Sandbox) -> Iterator[Queue]:
-    with Queue.from_settings(sandbox.settings) as q:
+def queue(timeline_sandbox: Sandbox) -> Iterator[Queue]:
+    with Queue.from_settings(timeline_sandbox.settings) as q:
         yield q
 
 
@@ -296,10 +284,10 @@ def test_a_failed_run_without_a_dlq_entry_cannot_be_resumed(queue, flows):
     assert flows.finish_result(result) == "RUN_SUCCESS"
 
 
-def test_the_dlq_id_on_the_run_is_used_without_listing_the_dlq(sandbox, flows):
+def test_the_dlq_id_on_the_run_is_used_without_listing_the_dlq(timeline_sandbox, flows):
     _, failed = flows.failed_run()
     transport = CountingTransport()
-    with Queue.from_settings(sandbox.settings, transport=transport) as counted:
+    with Queue.from_settings(timeline_sandbox.settings, transport=transport) as counted:
         w = timeline(counted, run_id=failed.workflow_run_id)
         w.select_run(key(failed))
         new_id = f"{failed.workflow_run_id}_again"
@@ -324,11 +312,11 @@ class WithoutDlqIds:
         return page.model_copy(update={"runs": [r.model_copy(update={"dlq_id": None}) for r in page.runs]})
 
 
-def test_a_run_listed_without_its_dlq_id_is_resumed_from_the_entry_found_in_the_dlq(sandbox, queue, flows):
+def test_a_run_listed_without_its_dlq_id_is_resumed_from_the_entry_found_in_the_dlq(timeline_sandbox, queue, flows):
     _, failed = flows.failed_run()
     dlq_id = run_of(queue, failed).dlq_id
     transport = CountingTransport()
-    with Queue.from_settings(sandbox.settings, transport=transport) as counted:
+    with Queue.from_settings(timeline_sandbox.settings, transport=transport) as counted:
         w = timeline(WithoutDlqIds(counted), run_id=failed.workflow_run_id)
         w.select_run(key(failed))
         assert not w.w_resume.disabled and w.selected.dlq_id is None
