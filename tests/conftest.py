@@ -136,26 +136,35 @@ def process_gone(pid: int) -> bool:
     return "State:\tZ" in state
 
 
+class _Polling:
+    """What :func:`eventually` and :func:`aeventually` share: the deadline and the failure message."""
+
+    def __init__(self, what: str, timeout: float) -> None:
+        self.what, self.timeout = what, timeout
+        self.deadline = time.monotonic() + timeout
+
+    def over(self, result: object) -> bool:
+        """Whether the polling ends: ``result`` is true; a false one past the deadline fails the test."""
+        if result:
+            return True
+        assert time.monotonic() < self.deadline, f"{self.what} within {self.timeout:.0f} s"
+        return False
+
+
 def eventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
     """``check()``'s first true value, polled until ``timeout``; fails saying ``what`` did not happen."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
+    polling = _Polling(what, timeout)
+    while not polling.over(result := check()):
         time.sleep(0.02)
+    return result
 
 
 async def aeventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
     """:func:`eventually` inside an event loop: polls without blocking the loop."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
+    polling = _Polling(what, timeout)
+    while not polling.over(result := check()):
         await asyncio.sleep(0.01)
+    return result
 
 
 def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:

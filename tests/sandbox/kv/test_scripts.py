@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
 
 import pytest
 
 from svckit.sandbox.kv.scripts import rewrite_library, rewrite_shebang
+from tests.conftest import eventually
 
 
 def sha(text: str) -> str:
@@ -101,9 +101,8 @@ def test_a_script_running_past_the_socket_timeout_is_a_json_504_and_the_gateway_
     assert kv.post("/", json=["SCRIPT", "KILL"]).json() == {"result": "OK"}
     # Redis answers SCRIPT KILL from inside the running script, which ends at its next hook: a command
     # that arrives in between is still answered BUSY
-    deadline = time.monotonic() + 10
-    while "BUSY" in kv.post("/", json=["PING"]).json().get("error", "") and time.monotonic() < deadline:
-        time.sleep(0.01)
+    eventually(lambda: "BUSY" not in kv.post("/", json=["PING"]).json().get("error", ""),
+               "a command answered other than BUSY after SCRIPT KILL", 10)
     key = kv.key("after-timeout")
     assert kv.post("/", json=["SET", key, "1"]).json() == {"result": "OK"}
     assert kv.post("/", json=["GET", key]).json() == {"result": "1"}

@@ -8,13 +8,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 
 from svckit.account import Account
 from svckit.config import Settings
 from svckit.queue import Queue
 from svckit.sandbox import Sandbox
+from tests.conftest import eventually
 
 URL = "https://app.example.com/api/workflows/long"
 
@@ -54,14 +54,11 @@ def test_killed_sandbox_keeps_finished_steps_and_the_run_can_be_resumed(tmp_path
     try:
         with Queue.from_settings(settings) as q:
             started = q.trigger(URL, {"job": 1})
-            deadline = time.monotonic() + 30  # until the third step is running (not a timing assertion)
-            while time.monotonic() < deadline:
-                run = q.workflow_logs(workflow_run_id=started.workflow_run_id).runs[0]
-                third = run.step("third")
-                if third is not None and third.state == "STEP_PROGRESS":
-                    break
-                time.sleep(0.01)
-            assert third is not None and third.state == "STEP_PROGRESS"
+            def third_running() -> bool:
+                third = q.workflow_logs(workflow_run_id=started.workflow_run_id).runs[0].step("third")
+                return third is not None and third.state == "STEP_PROGRESS"
+
+            eventually(third_running, "the third step running", 30)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -5,10 +5,11 @@ control it carries, which steps run again, and the 400 / 404 a bad request gets.
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 
 import pytest
+
+from tests.conftest import eventually
 
 URL = "https://app.example.com/api/workflows/resume-rules"
 
@@ -206,13 +207,8 @@ def test_a_batch_messages_headers_set_its_runs_options(runner, raw_queue, workfl
         "Service-Retries": "0", "Service-Label": "red,green", "Service-Workflow-RunId": "wfr_batch",
         "Service-Flow-Control-Key": "fk", "Service-Flow-Control-Value": "rate=3"}}])
     assert r.status_code == 200
-    deadline = time.monotonic() + 30  # until the run has failed into the DLQ (not a timing assertion)
-    while True:
-        entries = [m for m in raw_queue.get("/v2/dlq").json()["messages"] if m["workflowRunId"] == "wfr_batch"]
-        if entries or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    [entry] = entries
+    [entry] = eventually(lambda: [m for m in raw_queue.get("/v2/dlq").json()["messages"]
+                                  if m["workflowRunId"] == "wfr_batch"], "the run failed into the DLQ", 30)
     assert (entry["label"], entry["maxRetries"], entry["body"]) == ("red", 0, '{"n": 1}')
     logs = raw_queue.get("/v2/workflows/logs", params={"workflowRunId": "wfr_batch"}).json()["runs"]
     assert (logs[0]["flowControlKey"], logs[0]["flowControlValue"], logs[0]["retries"]) == ("fk", "rate=3", 0)
