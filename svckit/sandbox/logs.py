@@ -19,7 +19,17 @@ PREFIX = "[svckit sandbox] "
 
 
 class _ToStderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """The handler :func:`to_stderr` adds (a class of its own, so it is added once)."""
+    """The handler :func:`to_stderr` adds (a class of its own, so it is added once). Its stream is
+    ``sys.stderr`` as it is when a line is written: a stream captured or redirected when the handler
+    was added, and closed since, is never written to."""
+
+    @property  # type: ignore[override]
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass  # StreamHandler.__init__ sets it; the property stands for it
 
 
 def to_stderr(level: int = logging.INFO) -> None:
@@ -27,12 +37,10 @@ def to_stderr(level: int = logging.INFO) -> None:
 
     Writes to whatever ``sys.stderr`` is when a line is logged, so a redirected or captured stderr
     gets the lines."""
-    ours = [h for h in LOG.handlers if isinstance(h, _ToStderr)]
-    if not ours:
-        ours = [_ToStderr()]
-        ours[0].setFormatter(logging.Formatter(PREFIX + "%(message)s"))
-        LOG.addHandler(ours[0])
-    ours[0].setStream(sys.stderr)
+    if not any(isinstance(h, _ToStderr) for h in LOG.handlers):
+        handler = _ToStderr()
+        handler.setFormatter(logging.Formatter(PREFIX + "%(message)s"))
+        LOG.addHandler(handler)
     LOG.setLevel(level)
 
 

@@ -110,14 +110,23 @@ def test_a_request_during_a_short_restart_waits_for_it_instead_of_failing(monkey
     # the hold's 2 s budget is tuning; what is tested is that the write waits and is sent: a long
     # budget keeps a machine under load (the restart slower) from failing the test
     monkeypatch.setattr(gateway, "RESTART_HOLD", 30.0)
+    # a child killed this soon after its start is restarted after a pause: a second, so that the
+    # write below surely comes while no Redis is there
+    monkeypatch.setattr(backends, "RESTART_FIRST_DELAY", 1.0)
     sandbox = start_sandbox(areas=["kv"], backend="redis")
+    backend = sandbox.area("kv").backend
     kv = kv_of(sandbox)
     client = KV(kv.url, kv.token)
     try:
-        os.kill(sandbox.area("kv").backend.pid, signal.SIGKILL)
+        pid = backend.pid
+        os.kill(pid, signal.SIGKILL)
+        # sent once the child has exited: a write in flight at the kill may have run, and is rightly
+        # not sent again (a 503), which is not the case tested
+        eventually(lambda: process_gone(pid), "the killed redis-server exited", 10)
         # a write, which no client repeats on its own: it never reached Redis, so the gateway holds
         # it until the new child serves, and sends it then
         assert client.set("during", "the restart") is True
+        assert backend.restarts == 1 and backend.pid != pid
         assert client.get("during") == "the restart"
     finally:
         client.close()
