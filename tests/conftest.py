@@ -170,15 +170,15 @@ async def aeventually(check: Callable[[], T], what: str, timeout: float = 30.0) 
 def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:
     """Poll until ``thread`` is blocked reading a socket (its innermost Python frame is the read of
     httpcore's network stream), so that a test acts on a read that is really waiting, not on one
-    that may not have started yet; fails after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
+    that may not have started yet; fails after ``timeout``, or at once when the thread has ended."""
+    def reading() -> bool:
         frame = sys._current_frames().get(thread.ident or 0)
         if frame is not None and frame.f_code.co_name == "read" and "httpcore" in frame.f_code.co_filename:
-            return
+            return True
         assert thread.is_alive(), "the reader ended before it blocked on a read"
-        assert time.monotonic() < deadline, f"the reader did not block on a read within {timeout:.0f} s"
-        time.sleep(0.005)
+        return False
+
+    eventually(reading, "the reader blocked on a read", timeout)
 
 
 def cli_sandbox(*args: str, stderr: int = subprocess.DEVNULL, **env: str) -> subprocess.Popen[str]:

@@ -3,17 +3,9 @@ another client, the live table and figure, Stop; Reset."""
 
 from __future__ import annotations
 
-import time
-
 from svckit.kv import KV
 from svckit.widgets import MonitorProfiler
-
-
-def wait_for(condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+from tests.conftest import eventually
 
 
 def test_profiles_live_traffic_and_redraws_by_itself(kv: KV[str], clients) -> None:
@@ -29,8 +21,8 @@ def test_profiles_live_traffic_and_redraws_by_itself(kv: KV[str], clients) -> No
     finally:
         other.close()
     # the paint thread redraws every second: no refresh() call here
-    wait_for(lambda: w.events >= 26, "the profiler to count 26 commands")
-    wait_for(lambda: "profiler:hits" in w.table_views["keys"].value, "the keys table to show the hot key")
+    eventually(lambda: w.events >= 26, "the profiler to count 26 commands")
+    eventually(lambda: "profiler:hits" in w.table_views["keys"].value, "the keys table to show the hot key")
     assert w.stop() and not w.running and w.toggle.description == "Start"
     snap = w.snapshot
     assert snap is not None
@@ -53,7 +45,7 @@ def test_reset_forgets_the_counts(kv: KV[str]) -> None:
     w = MonitorProfiler(kv)
     w.start()
     kv.set("profiler:reset", "1")
-    wait_for(lambda: w.profile.events >= 1, "one command")
+    eventually(lambda: w.profile.events >= 1, "one command")
     w.stop()
     w.reset()
     assert w.events == 0 and "nothing yet" in w.table_views["keys"].value

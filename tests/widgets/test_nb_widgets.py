@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 from svckit.errors import mask
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.widgets import AccountDashboard, KVExplorer
-from tests.conftest import running
+from tests.conftest import eventually, running
 
 
 class Counting:
@@ -33,16 +32,6 @@ class Counting:
             return attr(*args, **kwargs)
 
         return call
-
-
-def wait_for(predicate, timeout: float = 10.0) -> bool:
-    """Poll until ``predicate()`` is true (a deadline for a live stream, not a speed threshold)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -255,7 +244,7 @@ def test_monitor_streams_live_and_stops_cleanly(kv):
     w.monitor_toggle.value = True
     assert w.monitor.running
     kv.set("monitored:key", "1")
-    assert wait_for(lambda: any("monitored:key" in line for line in w.monitor.lines))
+    eventually(lambda: any("monitored:key" in line for line in w.monitor.lines), "the monitor to show the command", 10)
     assert "monitored:key" in w.monitor_view.value
     w.monitor_toggle.value = False
     assert not w.monitor.running
@@ -268,7 +257,7 @@ def test_pubsub_streams_live_and_stops_cleanly(kv):
     w.subscribe("news")
     assert w.pubsub.running
     assert w.publish("news", "hello subscribers") == 1
-    assert wait_for(lambda: any("hello subscribers" in line for line in w.pubsub.lines))
+    eventually(lambda: any("hello subscribers" in line for line in w.pubsub.lines), "the subscription to show the message", 10)
     assert w.unsubscribe() is True
     assert not w.pubsub.running and w.pubsub.error is None
 
@@ -382,7 +371,7 @@ def test_stream_pump_stop_closes_a_blocked_stream():
     pump.start(lambda: stream)
     for i in range(5):
         stream.events.put(f"event {i}")
-    assert wait_for(lambda: pump.count == 5)
+    eventually(lambda: pump.count == 5, "the pump to hand over five events", 10)
     assert list(pump.lines) == ["event 2", "event 3", "event 4"]  # newest lines only
     assert "event 4" in target.value and "event 1" not in target.value
     assert pump.stop() is True
