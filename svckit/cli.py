@@ -23,7 +23,10 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help=f"state directory kept across restarts (default {DEFAULT_DATA_DIR})")
     parser.add_argument("--backend", choices=["auto", "redis", "fakeredis", "external"], default="auto",
                         help="key-value backend: auto = --redis-url, else redis-server on PATH, else fakeredis")
-    parser.add_argument("--redis-url", default=None, help="use this external Redis for the key-value area")
+    parser.add_argument("--redis-url", default=None,
+                        help="use this external Redis, or any node of a Redis Cluster, for the key-value area")
+    parser.add_argument("--redis-cluster", action="store_true",
+                        help="--redis-url is a node of a Redis Cluster (found out by itself otherwise)")
     parser.add_argument("--seed", choices=["demo"], default=None, help="load a data set on start")
     parser.add_argument("--embedding-model", type=Path, default=None,
                         help="a sentence-transformers model directory for the vector area "
@@ -50,6 +53,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
         seed=args.seed,
         backend=args.backend,
         redis_url=args.redis_url,
+        redis_cluster=args.redis_cluster,
         embedding_model=args.embedding_model,
         demo_limit=args.demo_limit,
         tls=args.tls,

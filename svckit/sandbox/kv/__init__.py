@@ -23,7 +23,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
@@ -33,6 +32,7 @@ from svckit.errors import mask
 from svckit.sandbox.area import Area, Health, SandboxContext, new_token
 from svckit.sandbox.kv import guard, json_functions
 from svckit.sandbox.kv.backends import Backend, choose_backend
+from svckit.sandbox.kv.cluster import Pool
 from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
@@ -57,9 +57,9 @@ class KVArea(Area):
         self.gateway = Gateway(self)
         self.json_native = False
         self.scripts = Scripts()
-        self._data_pool: ConnectionPool | None = None  # the Standard and Read Only tokens' commands
-        self._stream_pool: ConnectionPool | None = None  # ... and their subscriptions
-        self._admin_pool: ConnectionPool | None = None  # the gateway's management work
+        self._data_pool: Pool | None = None  # the Standard and Read Only tokens' commands
+        self._stream_pool: Pool | None = None  # ... and their subscriptions
+        self._admin_pool: Pool | None = None  # the gateway's management work
         self._supervisor: asyncio.Task[None] | None = None  # the backend's (a redis-server child's) watch
         self._acl_rules: tuple[bytes, ...] = ()  # appended to every ACL SETUSER (guard.restricting_rules)
         self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
@@ -117,8 +117,10 @@ class KVArea(Area):
         if self.backend.owns_users:
             await self._restrict_existing_users()
         self.json_native = await json_functions.has_json_module(self._admin_pool)
-        if not self.json_native:
-            await json_functions.load(self._admin_pool)
+        if not self.json_native:  # on every master of a cluster
+            [loaded] = await self.gateway.run_batch(self._admin_pool, [json_functions.load_command()], hold=False)
+            if isinstance(loaded, ResponseError):
+                raise loaded
         self.scripts.native = await backend_reads_shebangs(self._data_pool)
 
     async def _restarted(self) -> None:
@@ -128,7 +130,7 @@ class KVArea(Area):
             await pool.disconnect(inuse_connections=False)
         await self._prepare()
 
-    def _pools(self) -> list[ConnectionPool]:
+    def _pools(self) -> list[Pool]:
         pools = [self._data_pool, self._stream_pool, self._admin_pool,
                  *(p.pool for p in self._principals.values()), *(p.stream_pool for p in self._principals.values())]
         return list({id(p): p for p in pools if p is not None}.values())
@@ -228,11 +230,11 @@ class KVArea(Area):
                 found = principal  # no break: the time does not depend on which token matched
         return found
 
-    def _standard_pool(self) -> ConnectionPool:
+    def _standard_pool(self) -> Pool:
         """The pool of the Standard token's commands (the demo seed, ``holds``)."""
         return self.pool_of(self._principals[self.ctx.credentials.kv_token])
 
-    def pool_of(self, principal: Principal) -> ConnectionPool:
+    def pool_of(self, principal: Principal) -> Pool:
         if principal.pool is None:
             if principal.kind == "acl":
                 principal.pool = self.backend.pool(principal.username, principal.password)
@@ -241,7 +243,7 @@ class KVArea(Area):
         assert principal.pool is not None, "the kv area has not started"
         return principal.pool
 
-    def stream_pool_of(self, principal: Principal) -> ConnectionPool:
+    def stream_pool_of(self, principal: Principal) -> Pool:
         """Where ``principal``'s subscriptions get their connections: never the pool that serves
         commands, so open streams cannot make a command wait for a connection."""
         if principal.kind != "acl":
@@ -251,7 +253,7 @@ class KVArea(Area):
             principal.stream_pool = self._bounded(self.backend.pool(principal.username, principal.password))
         return principal.stream_pool
 
-    def _bounded(self, pool: ConnectionPool) -> ConnectionPool:
+    def _bounded(self, pool: Pool) -> Pool:
         pool.max_connections = self.gateway.streams.total  # the stream limits count first; this is a backstop
         return pool
 
@@ -335,7 +337,7 @@ class KVArea(Area):
         conn = await pool.get_connection()
         return self._subscribed(pool, conn, channel)
 
-    async def _subscribed(self, pool: ConnectionPool, conn: Any, channel: bytes) -> AsyncIterator[str]:
+    async def _subscribed(self, pool: Pool, conn: Any, channel: bytes) -> AsyncIterator[str]:
         """``subscribe,<channel>,<n>`` then ``message,<channel>,<message>`` lines."""
         close_server_side = self.backend.closer(conn)
         try:

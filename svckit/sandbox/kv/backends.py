@@ -462,11 +462,18 @@ class FakeRedisBackend(Backend):
 def choose_backend(options: dict[str, Any], data_dir: Path) -> Backend:
     choice = options.get("backend") or "auto"
     url = options.get("redis_url")
+    if options.get("redis_cluster") and not url:
+        raise ValueError("redis_cluster needs redis_url, the address of any node of the cluster "
+                         "(--redis-cluster --redis-url redis://127.0.0.1:7000)")
     if choice not in BACKEND_CHOICES:
         raise ValueError(f"backend: {choice!r} is not one of {', '.join(BACKEND_CHOICES)}")
     if choice == "external" or (choice == "auto" and url):
         if not url:
             raise ValueError("backend 'external' needs redis_url (--redis-url redis://127.0.0.1:6379)")
+        from svckit.sandbox.kv.cluster import RedisClusterBackend, is_cluster
+
+        if options.get("redis_cluster") or is_cluster(url):
+            return RedisClusterBackend(url)
         return ExternalRedis(url)
     if choice in ("auto", "redis"):
         binary = options.get("redis_server") or shutil.which("redis-server")

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -36,7 +35,8 @@ from svckit._json import dumps
 from svckit.sandbox.area import positive_option
 from svckit.sandbox.kv import commands, guard
 from svckit.sandbox.kv.events import SSEResponse, StreamLimits
-from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, Status, error_text, read_replies, to_resp2
+from svckit.sandbox.kv.cluster import ClusterPool, Pool
+from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, NotRun, Status, error_text, send_batch, to_resp2
 
 if TYPE_CHECKING:
     from svckit.sandbox.kv import KVArea
@@ -56,14 +56,6 @@ DEFAULT_MAX_STREAMS_PER_TOKEN = 32
 RESTART_HOLD = 2.0
 
 
-class NotRun(RedisConnectionError):
-    """Nothing of a batch reached Redis: it may be sent again."""
-
-
-class StillLoading(NotRun, BusyLoadingError):
-    """Redis answered every command of a batch with LOADING (it ran none of them)."""
-
-
 @dataclass
 class Principal:
     """Who a token speaks for: the Standard or Read Only token, or an ACL user's REST token."""
@@ -71,9 +63,9 @@ class Principal:
     kind: str  # "standard" | "readonly" | "acl"
     username: str | None = None
     password: str | None = field(default=None, repr=False)
-    pool: ConnectionPool | None = field(default=None, repr=False)
+    pool: Pool | None = field(default=None, repr=False)
     #: an ACL user's connections for subscriptions, apart from ``pool`` (see KVArea.stream_pool_of)
-    stream_pool: ConnectionPool | None = field(default=None, repr=False)
+    stream_pool: Pool | None = field(default=None, repr=False)
     streams: int = 0  # open event streams, counted by the gateway's StreamLimits
 
     @property
@@ -250,43 +242,28 @@ class Gateway:
         return None
 
     # -- execution -------------------------------------------------------------------------
-    async def run_batch(self, pool: ConnectionPool, batch: list[list[bytes]], *, hold: bool = True) -> list[Any]:
-        """Send every command on one connection in one write, read every reply (errors as values).
+    async def run_batch(self, pool: Pool, batch: list[list[bytes]], *, hold: bool = True,
+                        atomic: bool = False) -> list[Any]:
+        """Send every command on one connection in one write, read every reply (errors as values);
+        on a cluster, one such batch per node the commands go to (``atomic``: a MULTI ... EXEC
+        batch, which a cluster runs on the one node of its one slot).
 
         A batch that did not run at all (no connection to Redis, or every command answered LOADING)
         waits for a Redis child that is being restarted, up to RESTART_HOLD seconds, and is sent once
         more: a restart of a second is a pause to the client, not an error. One that may have run
         in part is never sent again. ``hold=False``: no wait (what is true now: the health check)."""
         try:
-            return await self._send(pool, batch)
+            return await self._send(pool, batch, atomic)
         except NotRun:
             if not hold or not await self.area.backend.serving_again(RESTART_HOLD):
                 raise
-        return await self._send(pool, batch)
+        return await self._send(pool, batch, atomic)
 
-    async def _send(self, pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
-        try:
-            conn = await pool.get_connection()
-        except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
-            raise AuthenticationError(error_text(exc)) from exc
-        except AuthenticationError:  # a ConnectionError to redis-py, yet Redis answered: the same 401
-            raise
-        except RedisConnectionError as exc:
-            raise NotRun(str(exc)) from exc
-        try:
-            await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
-            replies = await read_replies(conn, len(batch))
-        except BaseException:
-            await conn.disconnect()
-            raise
-        finally:
-            await pool.release(conn)
-        # a Redis that has just started answers LOADING while it replays its file: it is not there
-        # yet (the gateway's 503), whatever the command
-        loading = [r for r in replies if isinstance(r, ResponseError) and error_text(r).startswith("LOADING")]
-        if loading:
-            raise (StillLoading if len(loading) == len(replies) else BusyLoadingError)(error_text(loading[0]))
-        return replies
+    @staticmethod
+    async def _send(pool: Pool, batch: list[list[bytes]], atomic: bool) -> list[Any]:
+        if isinstance(pool, ClusterPool):
+            return await pool.send(batch, atomic=atomic)
+        return await send_batch(pool, batch)
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
         """Pipeline semantics: refused rows become errors, the rest run in order on one connection,
@@ -333,7 +310,7 @@ class Gateway:
                                  f"(limit {self.daily_limit})")
         self.area.monitor.offer_many([[b"MULTI"], *rows, [b"EXEC"]], client)
         wire = [[b"MULTI"], *(self.area.translate(argv) for argv in rows), [b"EXEC"]]
-        replies = await self.run_batch(self.area.pool_of(principal), wire)
+        replies = await self.run_batch(self.area.pool_of(principal), wire, atomic=True)
         result = replies[-1]
         if isinstance(result, BaseException):
             queued_errors = [r for r in replies[1:-1] if isinstance(r, BaseException)]

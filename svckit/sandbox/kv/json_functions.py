@@ -43,8 +43,9 @@ async def has_json_module(pool: ConnectionPool) -> bool:
     return "rejson" in text or "redisjson" in text
 
 
-async def load(pool: ConnectionPool) -> None:
-    await _call(pool, "FUNCTION", "LOAD", "REPLACE", library_source())
+def load_command() -> list[bytes]:
+    """The command that loads (or reloads) the library."""
+    return [b"FUNCTION", b"LOAD", b"REPLACE", library_source().encode()]
 
 
 def _function(name: bytes) -> tuple[bytes, bytes]:

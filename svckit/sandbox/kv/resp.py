@@ -16,7 +16,8 @@ from typing import Any
 
 from redis._parsers.resp2 import _AsyncRESP2Parser
 from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool, async_timeout
-from redis.exceptions import InvalidResponse, ResponseError
+from redis.exceptions import AuthenticationError, BusyLoadingError, InvalidResponse, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 
 class Status(bytes):
@@ -132,6 +133,42 @@ async def _reply(conn: Any) -> Any:
         return await conn.read_response(timeout=math.inf)  # math.inf: no timer of its own
     except ResponseError as exc:
         return exc
+
+
+class NotRun(RedisConnectionError):
+    """Nothing of a batch reached Redis: it may be sent again."""
+
+
+class StillLoading(NotRun, BusyLoadingError):
+    """Redis answered every command of a batch with LOADING (it ran none of them)."""
+
+
+async def send_batch(pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
+    """Every command of ``batch`` on one connection of ``pool`` in one write, every reply read
+    (errors as values). :class:`NotRun` when nothing reached Redis; AuthenticationError when Redis
+    refused the pool's user."""
+    try:
+        conn = await pool.get_connection()
+    except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
+        raise AuthenticationError(error_text(exc)) from exc
+    except AuthenticationError:  # a ConnectionError to redis-py, yet Redis answered: the same 401
+        raise
+    except RedisConnectionError as exc:
+        raise NotRun(str(exc)) from exc
+    try:
+        await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
+        replies = await read_replies(conn, len(batch))
+    except BaseException:
+        await conn.disconnect()
+        raise
+    finally:
+        await pool.release(conn)
+    # a Redis that has just started answers LOADING while it replays its file: it is not there
+    # yet (the gateway's 503), whatever the command
+    loading = [r for r in replies if isinstance(r, ResponseError) and error_text(r).startswith("LOADING")]
+    if loading:
+        raise (StillLoading if len(loading) == len(replies) else BusyLoadingError)(error_text(loading[0]))
+    return replies
 
 
 def to_resp2(reply: Any, out: bytearray | None = None) -> bytearray:
