@@ -7,7 +7,8 @@ Test folders mirror the package (``tests/kv`` for ``svckit/kv``, ``tests/sandbox
 ====================  =========  ==============================================================
 fixture               scope      what it is
 ====================  =========  ==============================================================
-``kv_sandbox``        session    area A only, once per backend (real ``redis-server``, fakeredis)
+``kv_sandbox``        session    area A only, once per backend (``redis-server``, fakeredis, a cluster)
+``redis_cluster``     session    three masters of a Redis Cluster on loopback (tests/cluster.py)
 ``vector_sandbox``    session    area B only, its three indexes holding :data:`VECTOR_CORPUS`
 ``dense`` ...          session    ``Vector`` clients of those indexes (``sparse_index``, ``hybrid``)
 ``queue_sandbox``     function   areas C and D, fresh per test, retries without delay
@@ -103,6 +104,8 @@ def basic(email: str, key: str) -> str:
 # -- the sandbox fixture family -------------------------------------------------------------------
 
 KV_BACKENDS = ("redis", "fakeredis")
+#: the key-value conformance suite's sandboxes: each backend, and a gateway in front of a Redis Cluster
+KV_SANDBOXES = (*KV_BACKENDS, "cluster")
 #: a small corpus whose metadata exercises the filter language (loaded into ``vector_sandbox``)
 VECTOR_CORPUS = [
     {"id": "cat", "data": "The cat sat on the warm mat and purred quietly.",
@@ -234,9 +237,12 @@ def wait_vector_seeded(sandbox: Sandbox, at_least: int, timeout: float = 240.0) 
             time.sleep(0.2)
 
 
-@pytest.fixture(scope="session", params=KV_BACKENDS)
+@pytest.fixture(scope="session", params=KV_SANDBOXES)
 def kv_sandbox(request: pytest.FixtureRequest, tmp_path_factory) -> Iterator[Sandbox]:
-    with running(tmp_path_factory.mktemp(f"kv-{request.param}"), areas=["kv"], backend=request.param) as sandbox:
+    options: dict[str, Any] = {"backend": request.param}
+    if request.param == "cluster":  # an external Redis Cluster: the gateway finds out it is one
+        options = {"backend": "external", "redis_url": request.getfixturevalue("redis_cluster").url}
+    with running(tmp_path_factory.mktemp(f"kv-{request.param}"), areas=["kv"], **options) as sandbox:
         yield sandbox
 
 
@@ -308,3 +314,15 @@ def demo_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
 def blank_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
     with running(tmp_path_factory.mktemp("blank"), seed=None, areas=ALL_AREAS, backend="redis") as sandbox:
         yield sandbox
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> Iterator[Any]:
+    """Three masters of a Redis Cluster on loopback ports (tests/cluster.py), no replicas."""
+    from tests.cluster import LocalCluster
+
+    cluster = LocalCluster(tmp_path_factory.mktemp("redis-cluster")).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

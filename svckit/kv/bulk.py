@@ -19,7 +19,8 @@ Why a run looks like this:
 - Each batch of at most ``batch`` keys is one pipeline (one request) with one command per key, so
   each key's outcome is known: done (the command took effect), skipped (the key was already gone,
   or had no TTL to clear) or failed (its error is kept, up to ``max_errors`` of them). Delete sends
-  one UNLINK naming the whole batch instead: its reply is the exact number removed.
+  one UNLINK naming the whole batch instead: its reply is the exact number removed (on a Redis
+  Cluster, whose UNLINK takes keys of one slot only, one UNLINK per key).
 - The batches run beside the SCAN walk, a few at a time (:class:`svckit._inflight.InFlight`): far
   from the service a run takes about as long as its chain of SCAN calls, not that plus a round trip
   per batch. Their outcomes are counted in the order they were sent.
@@ -104,6 +105,11 @@ _KEY_NOPERM = re.compile(r"\bNOPERM\b.*\bto access (?:one of the keys|a key)\b",
 
 def _is_key_noperm(exc: BaseException) -> bool:
     return isinstance(exc, CommandError) and _KEY_NOPERM.search(str(exc)) is not None
+
+
+def _is_crossslot(exc: BaseException) -> bool:
+    """A Redis Cluster's refusal of a command whose keys hash to several slots."""
+    return isinstance(exc, CommandError) and "CROSSSLOT " in str(exc)
 
 
 # -- the dry run ----------------------------------------------------------------------------------
@@ -255,19 +261,25 @@ class _Delete(_Action):
     """One UNLINK naming every key of the batch: its reply counts the keys removed, the rest were
     already gone, and the gateway parses one command instead of ``batch`` of them. UNLINK fails for
     no single key but one the token may not touch (an ACL user's key pattern), which refuses the
-    whole command: then the batch is asked again key by key, so the others go and each key's
-    outcome is known."""
+    whole command, and on a Redis Cluster for keys in several slots (CROSSSLOT): then the batch is
+    asked again key by key, so the others go and each key's outcome is known. After a CROSSSLOT
+    every batch goes key by key at once: on a cluster, a batch of SCAN's keys spans slots."""
 
     name = "delete"
 
+    def __init__(self) -> None:
+        self.each_key = False  # set once a CROSSSLOT said the keys live on a cluster
+
     def send(self, kv: KV[Any], keys: Sequence[Any]) -> Any:
-        removed = kv.pipeline().unlink(*keys).exec()[0]
-        if len(keys) > 1 and _is_key_noperm(removed):
-            pipe = kv.pipeline()
-            for key in keys:
-                pipe.unlink(key)
-            return pipe.exec()
-        return removed
+        if not self.each_key:
+            removed = kv.pipeline().unlink(*keys).exec()[0]
+            if len(keys) == 1 or not (_is_key_noperm(removed) or _is_crossslot(removed)):
+                return removed
+            self.each_key = _is_crossslot(removed)
+        pipe = kv.pipeline()
+        for key in keys:
+            pipe.unlink(key)
+        return pipe.exec()
 
     def take(self, keys: Sequence[Any], sent: Any, summary: BulkSummary, max_errors: int) -> None:
         if isinstance(sent, list):  # asked key by key

@@ -32,7 +32,7 @@ from svckit.errors import mask
 from svckit.sandbox.area import Area, Health, SandboxContext, new_token
 from svckit.sandbox.kv import guard, json_functions
 from svckit.sandbox.kv.backends import Backend, choose_backend
-from svckit.sandbox.kv.cluster import Pool
+from svckit.sandbox.kv.cluster import Pool, connection_for
 from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
@@ -334,7 +334,7 @@ class KVArea(Area):
         else, so it never goes back to the pool), taken now: a Redis that cannot be reached raises
         here, before the stream's 200 is sent, and the gateway answers 503."""
         pool = self.stream_pool_of(principal)
-        conn = await pool.get_connection()
+        conn = await connection_for(pool, channel)
         return self._subscribed(pool, conn, channel)
 
     async def _subscribed(self, pool: Pool, conn: Any, channel: bytes) -> AsyncIterator[str]:

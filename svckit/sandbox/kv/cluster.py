@@ -87,7 +87,7 @@ class Topology:
         self.client = RedisCluster(
             host=parts.hostname, port=parts.port or 6379, username=self.username, password=self.password,
             protocol=2, require_full_coverage=False, socket_timeout=SOCKET_TIMEOUT,
-            socket_connect_timeout=POOL_WAIT)
+            socket_connect_timeout=POOL_WAIT, encoding_errors="surrogateescape")
         self.policies: dict[str, Any] = {}
         self.shards: list[ClusterNode] = []  # the masters, in the order of their lowest slot
         self._read_at = 0.0
@@ -146,9 +146,8 @@ class Topology:
     async def node_of(self, argv: list[bytes]) -> ClusterNode | ResponseError:
         """The master of the command's keys, the default node for a command without keys (or one Redis
         will refuse), or the CROSSSLOT error."""
-        name = argv[0].decode("utf-8", "replace")
         try:
-            return (await self.client.get_nodes_from_slot(name, *argv[1:]))[0]
+            return (await self.client.get_nodes_from_slot(*_texts(argv)))[0]
         except SlotNotCoveredError as exc:
             raise NotRun(str(exc)) from exc
         except RedisClusterException as exc:
@@ -171,15 +170,26 @@ class Topology:
             raise NotRun(str(exc)) from exc
 
     async def slots_of(self, argv: list[bytes]) -> set[int]:
-        name = argv[0].decode("utf-8", "replace")
         try:
-            keys = await self.client.commands_parser.get_keys(name, *argv[1:])
+            keys = await self.client.commands_parser.get_keys(*_texts(argv))
         except RedisConnectionError as exc:
             await self.refresh()
             raise NotRun(str(exc)) from exc
         except RedisError:
             return set()
         return {self.client.keyslot(key) for key in keys or ()}
+
+
+async def connection_for(pool: Pool, channel: bytes) -> Any:
+    """A connection to subscribe to ``channel`` on (on a cluster: :meth:`ClusterPool.get_connection`)."""
+    return await (pool.get_connection(channel) if isinstance(pool, ClusterPool) else pool.get_connection())
+
+
+def _texts(argv: list[bytes]) -> list[str]:
+    """The arguments as redis-py's command parser reads them (it looks up subcommands as text, and
+    misses ``XGROUP CREATE`` in bytes); the topology's client encodes them back to the same bytes
+    (surrogateescape), so a binary key hashes to its own slot."""
+    return [arg.decode("utf-8", "surrogateescape") for arg in argv]
 
 
 def merge(replies: list[Any], policy: ResponsePolicy | None) -> Any:
@@ -236,8 +246,14 @@ class ClusterPool:
         for pool in self._pools.values():
             pool.max_connections = value
 
-    async def get_connection(self) -> Any:
-        pool = self._pool(self.topology.client.get_default_node())
+    async def get_connection(self, channel: bytes | None = None) -> Any:
+        """A connection to the default node, or (``channel``) to the master a PUBLISH to ``channel``
+        goes to, so that its reply counts the gateway's subscribers (a cluster's PUBLISH reaches every
+        node's subscribers, and counts only its own node's)."""
+        node = self.topology.client.get_default_node()
+        if channel is not None:
+            node = await self.topology.node_of([b"PUBLISH", channel, b""])  # type: ignore[assignment]
+        pool = self._pool(node)
         conn = await pool.get_connection()
         self._lent[id(conn)] = pool
         return conn

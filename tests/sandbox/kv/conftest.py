@@ -7,6 +7,8 @@ the wire, not what a client library makes of it.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,7 +40,12 @@ class KV:
         return self.http.post(self.url + path, headers={**self.auth(), **kw.pop("headers", {})}, **kw)
 
     def key(self, name: str = "k") -> str:
-        """A key no other test uses (the sandbox is shared within a backend)."""
+        """A key no other test uses (the sandbox is shared within a backend). On a cluster, one test's
+        keys share a hash tag, so that its multi-key commands may name them together (a cluster
+        answers CROSSSLOT otherwise), while the tests' keys spread over every master."""
+        if self.backend == "redis-cluster":
+            test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+            return f"{name}:{{{hashlib.sha1(test.encode()).hexdigest()[:8]}}}:{uuid.uuid4().hex[:10]}"
         return f"{name}:{uuid.uuid4().hex[:10]}"
 
     @property

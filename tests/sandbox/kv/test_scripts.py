@@ -48,11 +48,17 @@ SCRIPT = '#!lua flags=allow-key-locking\nreturn redis.call("INCRBY", KEYS[1], AR
 
 
 def test_eval_with_a_vendor_flag_runs_and_evalsha_takes_the_sent_texts_sha(kv):
-    key = kv.key()
-    assert kv.post("/", json=["EVAL", SCRIPT, 1, key, 2]).json() == {"result": 2}
-    assert kv.post("/", json=["EVALSHA", sha(SCRIPT), 1, key, 3]).json() == {"result": 5}
-    assert kv.post("/", json=["EVALSHA", sha(SCRIPT).upper(), 1, key, 1]).json() == {"result": 6}
-    assert kv.post("/", json=["SCRIPT", "EXISTS", sha(SCRIPT), "0" * 40]).json() == {"result": [1, 0]}
+    key, script = kv.key(), SCRIPT + " -- " + kv.key()  # a script of its own: no other test loaded it
+    assert kv.post("/", json=["EVAL", script, 1, key, 2]).json() == {"result": 2}
+    assert kv.post("/", json=["EVALSHA", sha(script), 1, key, 3]).json() == {"result": 5}
+    assert kv.post("/", json=["EVALSHA", sha(script).upper(), 1, key, 1]).json() == {"result": 6}
+    exists = ["SCRIPT", "EXISTS", sha(script), "0" * 40]
+    if kv.backend == "redis-cluster":
+        # EVAL cached it on its key's master only, and SCRIPT EXISTS asks every master (Redis's tip:
+        # agg_logical_and); SCRIPT LOAD puts it on every node
+        assert kv.post("/", json=exists).json() == {"result": [0, 0]}
+        kv.post("/", json=["SCRIPT", "LOAD", script])
+    assert kv.post("/", json=exists).json() == {"result": [1, 0]}
 
 
 def test_script_load_answers_the_sha_of_the_text_sent(kv):
@@ -63,8 +69,16 @@ def test_script_load_answers_the_sha_of_the_text_sent(kv):
 
 
 def test_pipelines_and_transactions_rewrite_too(kv):
-    key = kv.key()
-    rows = [["EVAL", SCRIPT, 1, key, 1], ["EVALSHA", sha(SCRIPT), 1, key, 1], ["SCRIPT", "EXISTS", sha(SCRIPT)]]
+    key, script = kv.key(), SCRIPT + " -- " + kv.key()
+    rows = [["EVAL", script, 1, key, 1], ["EVALSHA", sha(script), 1, key, 1], ["SCRIPT", "EXISTS", sha(script)]]
+    if kv.backend == "redis-cluster":  # on its key's master only (see above); and not inside a transaction,
+        # since SCRIPT EXISTS asks every master and a transaction runs on one
+        assert kv.post("/pipeline", json=rows).json() == [{"result": 1}, {"result": 2}, {"result": [0]}]
+        assert kv.post("/multi-exec", json=rows[:2]).json() == [{"result": 3}, {"result": 4}]
+        refused = kv.post("/multi-exec", json=rows)
+        assert refused.status_code == 400 and "SCRIPT cannot run inside a transaction on a Redis Cluster" \
+            in refused.json()["error"]
+        return
     assert kv.post("/pipeline", json=rows).json() == [{"result": 1}, {"result": 2}, {"result": [1]}]
     assert kv.post("/multi-exec", json=rows).json() == [{"result": 3}, {"result": 4}, {"result": [1]}]
 

@@ -1,0 +1,134 @@
+"""A Redis Cluster of ``redis-server`` processes on loopback ports, for the tests that put the
+key-value gateway in front of one (``redis_cluster`` in tests/conftest.py, and the failover test's own).
+
+Each node listens on 127.0.0.1 only, on a free port and a free cluster-bus port; ``redis-cli --cluster
+create`` assigns the slots and the replicas. No password: nothing but loopback reaches it, and the
+tests' processes are its only clients.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import redis
+
+from tests.conftest import eventually, process_gone, require_binary
+
+NODE_TIMEOUT_MS = 1000  # how long a silent master takes to be failed over: short, for the failover test
+
+
+def _free_ports(n: int) -> list[int]:
+    """``n`` distinct free loopback ports (the sockets are held until all are chosen)."""
+    socks = []
+    try:
+        for _ in range(n):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            socks.append(sock)
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+class LocalCluster:
+    """``masters`` masters with ``replicas`` replicas each, in ``root`` (one directory per node)."""
+
+    def __init__(self, root: Path, masters: int = 3, replicas: int = 0) -> None:
+        self.root, self.masters_wanted, self.replicas_wanted = root, masters, replicas
+        self.binary = require_binary("redis-server")
+        self.cli = require_binary("redis-cli")
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def url(self) -> str:
+        """A redis-py URL of one node: the gateway finds the others."""
+        return f"redis://127.0.0.1:{next(iter(self.procs))}"
+
+    def start(self) -> LocalCluster:
+        count = self.masters_wanted * (1 + self.replicas_wanted)
+        ports = _free_ports(2 * count)
+        for port, bus in zip(ports[:count], ports[count:]):
+            folder = self.root / str(port)
+            folder.mkdir(parents=True)
+            self.procs[port] = subprocess.Popen(
+                [self.binary, "--port", str(port), "--cluster-port", str(bus), "--bind", "127.0.0.1",
+                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+                 "--dir", str(folder), "--logfile", str(folder / "redis.log"), "--daemonize", "no"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for port in self.procs:
+            self._wait(lambda port=port: self.client(port).ping(), f"node {port} to answer")
+        create = subprocess.run(
+            [self.cli, "--cluster", "create", *(f"127.0.0.1:{port}" for port in self.procs),
+             "--cluster-replicas", str(self.replicas_wanted), "--cluster-yes"],
+            capture_output=True, text=True, timeout=60, check=False)
+        if create.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"redis-cli --cluster create failed: {create.stdout[-2000:]}{create.stderr[-2000:]}")
+        self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Until every live node says the cluster is ok, knows the masters wanted, and every replica
+        has its master's data."""
+        def ready() -> bool:
+            for port in self.live():
+                client = self.client(port)
+                if client.info("cluster").get("cluster_enabled") != 1 or \
+                        b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+                    return False
+                replication = client.info("replication")
+                if replication["role"] == "slave" and replication.get("master_link_status") != "up":
+                    return False
+            return len(self.masters()) == self.masters_wanted
+        self._wait(ready, "the cluster to be ready", timeout)
+
+    def client(self, port: int) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+
+    def live(self) -> list[int]:
+        return [port for port, proc in self.procs.items() if proc.poll() is None]
+
+    def masters(self) -> list[int]:
+        """Ports of the masters that serve slots, as a live node sees them."""
+        nodes = self.client(self.live()[0]).execute_command("CLUSTER", "NODES").decode()
+        out = []
+        for line in nodes.splitlines():
+            parts = line.split()
+            if "master" in parts[2] and "fail" not in parts[2] and len(parts) > 8:
+                out.append(int(parts[1].split("@")[0].rsplit(":", 1)[1]))
+        return sorted(out)
+
+    def kill(self, port: int) -> None:
+        """SIGKILL one node, and wait until it has exited."""
+        proc = self.procs[port]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        assert process_gone(proc.pid)
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs.values():
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+    @staticmethod
+    def _wait(check: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+        """:func:`eventually`, a node that does not answer (yet) counting as not there."""
+        def probe() -> object:
+            try:
+                return check()
+            except redis.RedisError:
+                return False
+        eventually(probe, what, timeout)
