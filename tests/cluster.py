@@ -105,6 +105,21 @@ class LocalCluster:
                 out.append(int(parts[1].split("@")[0].rsplit(":", 1)[1]))
         return sorted(out)
 
+    def keys_of(self, port: int) -> set[str]:
+        """The keys one node holds, asked of the node itself."""
+        return {key.decode() for key in self.client(port).scan_iter(count=1000)}
+
+    def wait_replicated(self, timeout: float = 30.0) -> None:
+        """Until every replica has read all of its master's writes (their replication offsets meet)."""
+        def caught_up() -> bool:
+            for port in self.masters():
+                info = self.client(port).info("replication")
+                offsets = [info[f"slave{i}"]["offset"] for i in range(info["connected_slaves"])]
+                if any(offset != info["master_repl_offset"] for offset in offsets):
+                    return False
+            return True
+        self._wait(caught_up, "the replicas to catch up with their masters", timeout)
+
     def kill(self, port: int) -> None:
         """SIGKILL one node, and wait until it has exited."""
         proc = self.procs[port]

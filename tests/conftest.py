@@ -26,6 +26,7 @@ import asyncio
 import base64
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -314,6 +315,23 @@ def demo_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
 def blank_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
     with running(tmp_path_factory.mktemp("blank"), seed=None, areas=ALL_AREAS, backend="redis") as sandbox:
         yield sandbox
+
+
+def redis_server(port: int, directory: Path) -> subprocess.Popen[bytes]:
+    """A redis-server of the test's own on a loopback port, once it accepts connections."""
+    server = subprocess.Popen([require_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1",
+                               "--dir", str(directory), "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def accepts() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
+    eventually(accepts, f"the redis-server on port {port} to accept", 10)
+    return server
 
 
 @pytest.fixture(scope="session")

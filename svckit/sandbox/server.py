@@ -104,7 +104,11 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
         started: list[Area] = []
         try:
             for area in areas:
-                await area.start()
+                try:
+                    await area.start()
+                except Exception as exc:  # uvicorn logs it and exits: keep it for Sandbox.start's error
+                    app.state.startup_error = exc
+                    raise
                 started.append(area)
             if seed:
                 for area in areas:
@@ -340,7 +344,8 @@ class Sandbox:
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.02):
             if self._error is not None or not self._thread.is_alive():
-                raise RuntimeError(f"sandbox failed to start: {self._error!r}")
+                cause = getattr(app.state, "startup_error", None) or self._error
+                raise RuntimeError(f"sandbox failed to start: {cause!r}") from cause
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"sandbox did not start within {timeout} s")

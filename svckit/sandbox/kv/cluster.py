@@ -40,17 +40,35 @@ from urllib.parse import unquote, urlsplit
 from redis._parsers.commands import RequestPolicy, ResponsePolicy
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import ConnectionPool
-from redis.exceptions import BusyLoadingError, RedisClusterException, RedisError, ResponseError, SlotNotCoveredError
+from redis.exceptions import (
+    BusyLoadingError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    SlotNotCoveredError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from svckit.sandbox.kv.backends import ExternalRedis
-from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, SOCKET_TIMEOUT, NotRun, Status, error_text, \
-    send_batch, tcp_pool
+from svckit.sandbox.kv.resp import (
+    MAX_CONNECTIONS,
+    POOL_WAIT,
+    SOCKET_TIMEOUT,
+    NotRun,
+    Status,
+    error_text,
+    send_batch,
+    tcp_pool,
+)
 
 log = logging.getLogger(__name__)
 
 #: Redis Cluster's own answer to keys in several slots
 CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
+CROSSSLOT_IN_TRANSACTION = (f"{CROSSSLOT}: a transaction on a Redis Cluster runs on one master, so every key "
+                            "it touches must hash to one slot; a hash tag keeps keys together ({user:1}:a, {user:1}:b)")
+EVERY_MASTER_IN_TRANSACTION = ("ERR {name} cannot run inside a transaction on a Redis Cluster: it reaches every "
+                               "master, and a transaction runs on one; send it on its own")
 #: error replies that mean the command did not run because the cluster is between two topologies
 NOT_SERVED = ("CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN")
 #: the topology is read again at most this often (seconds), however many requests find it stale
@@ -94,7 +112,11 @@ class Topology:
         self._lock = asyncio.Lock()
 
     async def start(self) -> None:
-        await self.client.initialize()
+        try:
+            await self.client.initialize()
+        except (RedisError, RedisClusterException) as exc:
+            raise RuntimeError(f"the Redis at {self.address} cannot be reached as a Redis Cluster: {exc} "
+                               "(is it a node of a cluster, with cluster-enabled yes?)") from exc
         policies = await self.client.commands_parser.get_command_policies()
         self.policies = policies.get("core", {})
         self._read_shards()
@@ -107,7 +129,7 @@ class Topology:
             try:
                 await self.client.aclose()
                 await self.client.initialize()
-            except RedisError as exc:  # no node answered: the next request tries again
+            except (RedisError, RedisClusterException) as exc:  # no node answered: the next request tries again
                 log.warning("Redis Cluster topology could not be read: %s", exc)
             else:
                 self._read_shards()
@@ -391,27 +413,24 @@ class ClusterPool:
         return [str(cursor).encode(), reply[1]]
 
     async def _transaction(self, batch: list[list[bytes]]) -> list[Any]:
-        """``[MULTI, ..., EXEC]`` on the node of its one slot; otherwise discarded as Redis discards a
-        transaction with an error queued (the gateway then says which)."""
-        inner = batch[1:-1]
-        slots: set[int] = set()
-        why: tuple[int, str] | None = None
+        """``[MULTI, ..., EXEC]`` on the master of its one slot; otherwise discarded as Redis discards a
+        transaction with an error queued, the error saying why (the gateway shows the first)."""
+        inner, slots = batch[1:-1], set()
         for n, argv in enumerate(inner):
             name = argv[0].decode("utf-8", "replace")
             sub = argv[1].decode("utf-8", "replace").lower() if len(argv) > 1 else ""
+            why = None
             if name.lower() == "scan" or self.topology.fan_out(name.lower(), sub) is not None:
-                why = (n, f"ERR {name.upper()} cannot run inside a transaction on a Redis Cluster: it reaches "
-                          f"every master, and a transaction runs on one; send it on its own")
-                break
-            slots |= await self.topology.slots_of(argv)
-            if len(slots) > 1:
-                why = (n, f"{CROSSSLOT}: a transaction on a Redis Cluster runs on one master, so every key it "
-                          f"touches must hash to one slot; a hash tag keeps keys together ({{user:1}}:a, {{user:1}}:b)")
-                break
-        if why is not None:
-            queued: list[Any] = [Status(b"QUEUED")] * len(inner)
-            queued[why[0]] = ResponseError(why[1])
-            return [Status(b"OK"), *queued, ResponseError("EXECABORT Transaction discarded because of previous errors.")]
+                why = EVERY_MASTER_IN_TRANSACTION.format(name=name.upper())
+            else:
+                slots |= await self.topology.slots_of(argv)
+                if len(slots) > 1:
+                    why = CROSSSLOT_IN_TRANSACTION
+            if why is not None:
+                queued: list[Any] = [Status(b"QUEUED")] * len(inner)
+                queued[n] = ResponseError(why)
+                return [Status(b"OK"), *queued, ResponseError("EXECABORT Transaction discarded because of "
+                                                              "previous errors.")]
         slot = next(iter(slots), None)
         replies = await self._on(self.topology.master(slot), batch)
         if any(isinstance(r, ResponseError) and error_text(r).startswith("MOVED ") for r in replies[1:-1]):

@@ -8,8 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
-import subprocess
 import time
 
 import httpx
@@ -19,7 +17,7 @@ from svckit.errors import ServerError
 from svckit.kv import KV
 from svckit.sandbox.kv import backends, gateway
 from svckit.sandbox.kv.backends import restart_delay
-from tests.conftest import eventually, process_gone, require_binary, start_sandbox
+from tests.conftest import eventually, process_gone, redis_server, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
 
 BACK_WITHIN = 5.0  # seconds: the issue's bound on a restart
@@ -167,28 +165,11 @@ def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
         sandbox.stop()
 
 
-def _redis_server(port: int, directory) -> subprocess.Popen:
-    """A redis-server of the test's own on a loopback port, once it accepts connections."""
-    server = subprocess.Popen([require_binary("redis-server"), "--port", str(port), "--bind", "127.0.0.1",
-                               "--dir", str(directory), "--save", "", "--appendonly", "no"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def accepts() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            return False
-        return True
-
-    eventually(accepts, "the external Redis accepted again", 10)
-    return server
-
-
 def test_an_external_redis_that_comes_back_is_reconnected(tmp_path):
     from svckit.sandbox.kv.backends import _free_port
 
     port = _free_port()
-    server = _redis_server(port, tmp_path)
+    server = redis_server(port, tmp_path)
     sandbox = None
     try:
         sandbox = start_sandbox(tmp_path / "data", areas=["kv"], backend="external",
@@ -201,7 +182,7 @@ def test_an_external_redis_that_comes_back_is_reconnected(tmp_path):
         assert response.status_code == 503 and response.headers["Retry-After"] == "1"
         error = response.json()["error"]
         assert f"external Redis at 127.0.0.1:{port} is unreachable" in error and "reconnects" in error
-        server = _redis_server(port, tmp_path)  # the same address, a new process (nothing kept)
+        server = redis_server(port, tmp_path)  # the same address, a new process (nothing kept)
         response = _answers_within(kv, 20)
         assert response.status_code == 200, response.text
         assert kv.get("/SET/k/2").json() == {"result": "OK"}
