@@ -128,7 +128,7 @@ class SvckitOps:
         make = other_pools()[pool][1] if pool else None  # another pool under the same clients
         self.kv = AsyncKV(env["SVC_KV_URL"], env["SVC_KV_TOKEN"], timeout=30, transport=make and make())
         self.vector = AsyncVector(env["SVC_VECTOR_URL"], env["SVC_VECTOR_TOKEN"], timeout=60,
-                                  transport=make and make())
+                                  transport=make and make()) if "SVC_VECTOR_URL" in env else None  # kv only
 
     async def get(self, key: str) -> Any:
         return await self.kv.get(key)
@@ -162,11 +162,12 @@ class SvckitOps:
         return replies
 
     async def query(self, text: str) -> None:
-        assert len(await self.vector.query_data(text, top_k=5)) <= 5
+        assert self.vector is not None and len(await self.vector.query_data(text, top_k=5)) <= 5
 
     async def close(self) -> None:
         await self.kv.close()
-        await self.vector.close()
+        if self.vector is not None:
+            await self.vector.close()
 
 
 class RawHttpOps:
@@ -274,7 +275,8 @@ async def worker(ops: Any, name: str, seed: int, deadline: float, tally: Tally, 
                  weights: tuple[int, ...]) -> None:
     rng = random.Random(seed)
     mine: list[str] = ["greeting"]
-    counter = f"load:{name}:counter"
+    # the worker's keys share a hash tag: its transactions (counter + key) stay in one slot of a cluster
+    counter = f"load:{{{name}}}:counter"
     tally.counters[counter] = 0
     seq = 0
     while time.perf_counter() < deadline:
@@ -294,7 +296,7 @@ async def worker(ops: Any, name: str, seed: int, deadline: float, tally: Tally, 
                 await ops.pipeline(pairs)
                 tally.written.update(pairs)
             elif kind == "transaction":
-                key, value = f"load:{name}:t{seq}", f"tx-{name}-{seq}"
+                key, value = f"load:{{{name}}}:t{seq}", f"tx-{name}-{seq}"
                 count = await ops.transaction(counter, key, value)
                 tally.counters[counter] += 1
                 assert count == tally.counters[counter], f"counter {count} != {tally.counters[counter]}"
@@ -386,9 +388,9 @@ class CpuProbe:
     """CPU seconds used by the sandbox process (and its busiest thread, the event loop) and by its
     redis-server child between start() and stop(), from /proc."""
 
-    def __init__(self, sandbox_pid: int) -> None:
+    def __init__(self, sandbox_pid: int, redis_pids: list[int] | None = None) -> None:
         self.pid = sandbox_pid
-        self.redis = [pid for pid in self._children(sandbox_pid) if self._comm(pid).startswith("redis")]
+        self.redis = redis_pids or [pid for pid in self._children(sandbox_pid) if self._comm(pid).startswith("redis")]
 
     @staticmethod
     def _children(pid: int) -> list[int]:
@@ -459,7 +461,7 @@ def drive(mode: str, env: dict[str, str], clients: int, seconds: float, seed: in
             assert child.stdout is not None
             if child.stdout.readline().strip() != "READY":
                 raise RuntimeError("a load generator process failed to start")
-        probe = CpuProbe(int(env["SANDBOX_PID"]))
+        probe = CpuProbe(int(env["SANDBOX_PID"]), [int(p) for p in env.get("REDIS_PIDS", "").split(",") if p])
         probe.start()
         go = time.time() + 0.2
         for child in children:
@@ -495,14 +497,16 @@ def drive(mode: str, env: dict[str, str], clients: int, seconds: float, seed: in
     return Run(tally, elapsed, cpu, "/".join(sorted({p["loop"] for p in parts})))
 
 
-def verify(redis_url: str, tally: Tally) -> tuple[int, int, int]:
-    """(writes checked, values missing or wrong, counters wrong), read straight from Redis."""
-    r = redis.Redis.from_url(redis_url, decode_responses=True)
+def verify(redis_url: str, tally: Tally, cluster: bool = False) -> tuple[int, int, int]:
+    """(writes checked, values missing or wrong, counters wrong), read straight from Redis (or from
+    every master of a Redis Cluster)."""
+    r: Any = (redis.RedisCluster if cluster else redis.Redis).from_url(redis_url, decode_responses=True)
+    mget = r.mget_nonatomic if cluster else r.mget
     keys = list(tally.written)
     bad = 0
     for i in range(0, len(keys), 1000):
         chunk = keys[i : i + 1000]
-        for key, value in zip(chunk, r.mget(chunk)):
+        for key, value in zip(chunk, mget(chunk)):
             bad += value != tally.written[key]
     counters_bad = sum(int(r.get(c) or 0) != n for c, n in tally.counters.items())
     r.close()
