@@ -258,7 +258,10 @@ def _ok(reply: Any) -> Any:
 #: the type's length, so describing a page is one round trip rather than two (the length command
 #: depends on the type). Read-only (EVAL_RO, which the Read Only token may send) and one key per call,
 #: so each call stays in one hash slot. A pipeline sends the script once, with its first key (which
-#: caches it on the server), and its SHA1 with the others (EVALSHA_RO): 60 bytes a key, not 400.
+#: caches it on the server), and its SHA1 with the others (EVALSHA_RO): 60 bytes a key, not 400. On a
+#: Redis Cluster the text reaches only the first key's master: a key on a master that has not seen
+#: the script yet answers NOSCRIPT, and is described again with the text (:func:`_queue_unscripted`),
+#: which caches it there too; so a master costs that second request once, not once per describe.
 DESCRIBE_SCRIPT = """local k = KEYS[1]
 local t = redis.call('TYPE', k).ok
 local m = redis.pcall('MEMORY', 'USAGE', k)
@@ -282,6 +285,23 @@ def _queue_script(pipe: BasePipeline, keys: Sequence[Arg]) -> None:
     pipe.eval_ro(DESCRIBE_SCRIPT, keys[:1])
     for key in keys[1:]:
         pipe.evalsha_ro(DESCRIBE_SHA, [key])
+
+
+def _queue_unscripted(pipe: BasePipeline, keys: Sequence[Arg], replies: Sequence[Any]) -> list[int]:
+    """Queue the script's text (EVAL_RO) for every key whose EVALSHA_RO found no script on its master
+    (NOSCRIPT: a Redis Cluster's other masters); the indexes of those keys."""
+    again = [i for i, r in enumerate(replies) if isinstance(r, SvcError) and str(r).startswith("NOSCRIPT")]
+    for i in again:
+        pipe.eval_ro(DESCRIBE_SCRIPT, [keys[i]])
+    return again
+
+
+def _put_back(replies: Sequence[Any], again: list[int], more: Sequence[Any]) -> list[Any]:
+    """``replies`` with the replies of the keys described again in their places."""
+    merged = list(replies)
+    for i, reply in zip(again, more, strict=True):
+        merged[i] = reply
+    return merged
 
 
 def _decode_script(keys: Sequence[Any], replies: Sequence[Any]) -> list[KeyInfo] | None:
@@ -329,7 +349,12 @@ def _describe(kv: KV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
     if lengths and kv not in _NO_SCRIPT:
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
-        infos = _scripted(kv, keys, pipe.exec())
+        replies = pipe.exec()
+        pipe = kv.pipeline()
+        again = _queue_unscripted(pipe, keys, replies)
+        if again:
+            replies = _put_back(replies, again, pipe.exec())
+        infos = _scripted(kv, keys, replies)
         if infos is not None:
             return infos
     pipe = kv.pipeline()
@@ -346,7 +371,8 @@ def _describe(kv: KV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
 def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
     """TYPE, PTTL, MEMORY USAGE and (with ``lengths``) the length of every key, in one request per
     :data:`DESCRIBE_BATCH` keys (those requests side by side: :class:`~svckit._inflight.InFlight`):
-    one :data:`DESCRIBE_SCRIPT` call per key in one pipeline. Where the server refuses the script,
+    one :data:`DESCRIBE_SCRIPT` call per key in one pipeline (on a Redis Cluster, a second request
+    for the keys of masters that had not cached the script yet). Where the server refuses the script,
     TYPE, PTTL and MEMORY USAGE in one pipeline, then the lengths in a second (the length command
     depends on the type just read)."""
     if len(keys) <= DESCRIBE_BATCH:
@@ -362,7 +388,12 @@ async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> li
     if lengths and kv not in _NO_SCRIPT:
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
-        infos = _scripted(kv, keys, await pipe.exec())
+        replies = await pipe.exec()
+        pipe = kv.pipeline()
+        again = _queue_unscripted(pipe, keys, replies)
+        if again:
+            replies = _put_back(replies, again, await pipe.exec())
+        infos = _scripted(kv, keys, replies)
         if infos is not None:
             return infos
     pipe = kv.pipeline()

@@ -1,5 +1,10 @@
 """Clients of the key-value tests, over real HTTP against ``kv_sandbox`` (once per backend: real
-redis-server and fakeredis), each on an empty database."""
+redis-server, fakeredis, and a Redis Cluster of three masters behind the gateway), each on an empty
+database.
+
+On the cluster a command naming keys of several slots is refused (CROSSSLOT), as Redis Cluster
+refuses it: tests write their data with :func:`fill` (one SET per key), and a test of a multi-key
+command gives its keys one hash tag (``{t}a``, ``{t}b``)."""
 
 from __future__ import annotations
 
@@ -7,9 +12,23 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+import redis
 
 from svckit.kv import KV, AsyncKV
 from svckit.sandbox import Sandbox
+
+
+def direct_redis(sandbox: Sandbox) -> redis.Redis | redis.RedisCluster | None:
+    """A redis-py client of the Redis behind the gateway, to read what Redis itself stored (ground
+    truth that does not go through svckit): on the cluster, redis-py's cluster client, which sends
+    each key to its slot's master; None on fakeredis (it lives in the gateway's process)."""
+    area = sandbox.area("kv")
+    url = getattr(area, "redis_url", None)
+    if not url:
+        return None
+    if area.backend_name == "redis-cluster":  # type: ignore[attr-defined]
+        return redis.RedisCluster.from_url(url)
+    return redis.Redis.from_url(url)
 
 
 @pytest.fixture

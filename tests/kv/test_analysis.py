@@ -1,5 +1,5 @@
 """svckit.kv.analysis: the keyspace report, exact against a seeded keyspace of known shape and sampled
-within its stated error, over real HTTP against the sandbox (both backends).
+within its stated error, over real HTTP against the sandbox (every backend).
 
 The sampled pass is a seeded bottom-k sample, a function of the key names and the seed only, so
 every run of these tests draws the same sample and the same estimates: the interval checks cannot
@@ -18,12 +18,12 @@ from collections import Counter
 from typing import Any
 
 import pytest
-import redis
 
 from svckit.errors import Cancelled
 from svckit.kv import KV, KeyInfo, KeyspaceAnalysis, Progress, analyze_keyspace
 from svckit.kv.analysis import NO_PREFIX, TTL_LABELS, key_prefixes, ttl_bucket
 from svckit.sandbox import Sandbox
+from tests.kv.conftest import direct_redis, fill
 
 N = 12_000
 #: prefix -> (share of keys, type); sizes and TTLs vary per key (seeded)
@@ -78,13 +78,11 @@ def seeded(kv: KV[str]) -> KV[str]:
 
 
 def _redis_memory(sandbox: Sandbox) -> dict[str, int] | None:
-    """MEMORY USAGE of every key, straight from the backing Redis (redis-py over TCP), or None on
-    fakeredis: ground truth that does not go through svckit."""
-    area = sandbox.area("kv")
-    url = area.redis_url  # type: ignore[attr-defined]
-    if area.backend_name == "fakeredis" or not url:  # type: ignore[attr-defined]
+    """MEMORY USAGE of every key, straight from the backing Redis (redis-py over TCP; on the cluster
+    each key from its master), or None on fakeredis: ground truth that does not go through svckit."""
+    r = direct_redis(sandbox)
+    if r is None:
         return None
-    r = redis.Redis.from_url(url)
     try:
         pipe = r.pipeline(transaction=False)
         for row in TRUTH:
@@ -238,7 +236,7 @@ def pd_isna(value: Any) -> bool:
 
 
 def test_big_values_are_warned_about_and_rank_first(kv: KV[str]) -> None:
-    kv.mset({f"small:{i}": "x" for i in range(50)})
+    fill(kv, {f"small:{i}": "x" for i in range(50)})
     kv.set("blob:image", "x" * 300_000)
     kv.rpush("jobs:backlog", *[str(i) for i in range(3000)])
     report = analyze_keyspace(kv, sample=None, big_value_bytes=100_000, big_length=2000, progress=False)
@@ -253,7 +251,7 @@ def test_big_values_are_warned_about_and_rank_first(kv: KV[str]) -> None:
 
 
 def test_a_pattern_limits_the_pass_and_a_cancel_stops_it(kv: KV[str]) -> None:
-    kv.mset({f"a:{i}": "1" for i in range(300)} | {f"b:{i}": "2" for i in range(100)})
+    fill(kv, {f"a:{i}": "1" for i in range(300)} | {f"b:{i}": "2" for i in range(100)})
     report = analyze_keyspace(kv, "b:*", sample=50, progress=False)
     assert report.total_keys == 100 and report.by_prefix["prefix"].tolist() == ["b"]
     cancel = threading.Event()
@@ -263,7 +261,7 @@ def test_a_pattern_limits_the_pass_and_a_cancel_stops_it(kv: KV[str]) -> None:
 
 
 def test_progress_reports_the_scan_of_dbsize_then_the_sample_described(kv: KV[str]) -> None:
-    kv.mset({f"a:{i}": "1" for i in range(300)})
+    fill(kv, {f"a:{i}": "1" for i in range(300)})
     steps: list[Progress] = []
     analyze_keyspace(kv, sample=50, batch=20, scan_count=100, progress=steps.append)
     scan = [s for s in steps if s.phase == "scan"]

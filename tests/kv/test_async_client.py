@@ -1,4 +1,4 @@
-"""AsyncKV over real HTTP against the sandbox: the same helpers, awaited; async streams."""
+"""AsyncKV over real HTTP against the sandbox (every backend): the same helpers, awaited; async streams."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from svckit.errors import CommandError, TransactionDiscarded
 from svckit.kv import AsyncKV
 from svckit.sandbox import Sandbox
+from tests.kv.conftest import afill
 
 
 async def test_helpers_are_awaited_and_typed_results_come_back(akv: AsyncKV[str]) -> None:
@@ -17,9 +18,12 @@ async def test_helpers_are_awaited_and_typed_results_come_back(akv: AsyncKV[str]
     assert await akv.hset("h", mapping={"f": "v"}) == 1 and await akv.hgetall("h") == {"f": "v"}
     assert await akv.zadd("z", {"m": 2}) == 1 and await akv.zrange("z", 0, -1) == [("m", 2.0)]
     assert await akv.smembers("none") == set() and await akv.execute("PING") == "PONG"
-    await akv.mset({f"k{i}": str(i) for i in range(12)})
+    await afill(akv, {f"k{i}": str(i) for i in range(12)})
     keys = [k async for k in akv.scan_iter(match="k*", count=4)]
     assert sorted(keys) == sorted(f"k{i}" for i in range(12))
+    # the hash tag {m}: one slot, so a cluster runs the multi-key commands too
+    assert await akv.mset({"{m}a": "1", "{m}b": "2"}) is True
+    assert await akv.mget("{m}a", "{m}none", "{m}b") == ["1", None, "2"]
     with pytest.raises(CommandError, match="WRONGTYPE"):
         await akv.incr("h")
 

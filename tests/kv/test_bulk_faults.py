@@ -15,12 +15,22 @@ import pytest
 from svckit.errors import InvalidArgument
 from svckit.kv import KV, bulk_delete, bulk_expire, bulk_export, bulk_persist, plan_bulk
 from svckit.sandbox import Sandbox
+from tests.kv.conftest import fill
 
 MINE, THEIRS = 30, 20  # keys the ACL user may touch ("mine:*") and may not ("theirs:*")
 
 
 def _fill(kv: KV[Any]) -> None:
-    kv.mset({**{f"mine:{i}": f"m{i}" for i in range(MINE)}, **{f"theirs:{i}": f"t{i}" for i in range(THEIRS)}})
+    fill(kv, {**{f"mine:{i}": f"m{i}" for i in range(MINE)}, **{f"theirs:{i}": f"t{i}" for i in range(THEIRS)}})
+
+
+def _delete(kv: KV[Any], keys: Sequence[str]) -> None:
+    """Another client deletes ``keys``: one DEL each, in one pipeline (one DEL naming them all would
+    name keys of several slots, which a cluster refuses)."""
+    pipe = kv.pipeline()
+    for key in keys:
+        pipe.delete(key)
+    pipe.exec()
 
 
 @pytest.fixture
@@ -111,7 +121,7 @@ class Vanishing:
         cursor, keys = self._kv.scan(*args, **kw)
         doomed = [key for key in keys if int(key.rsplit(":", 1)[1]) % self._every == 0]
         if doomed:
-            self._kv.delete(*doomed)
+            _delete(self._kv, doomed)
             self.gone.update(doomed)
         return cursor, keys
 
@@ -170,7 +180,7 @@ class VanishingBeforeRead:
     def pipeline(self) -> Any:
         self._pipelines += 1
         if self._pipelines == 2:  # the batch's value reads
-            self._kv.delete(*self._doomed)
+            _delete(self._kv, self._doomed)
         return self._kv.pipeline()
 
     def __getattr__(self, name: str) -> Any:
@@ -188,7 +198,7 @@ def test_keys_deleted_between_an_exports_type_and_its_read_count_as_skipped(kv: 
 def test_a_dry_run_then_a_run_after_keys_vanished_says_what_it_found(kv: KV[str]):
     _fill_types(kv, 40)
     plan = plan_bulk(kv, "v:*", progress=False)
-    kv.delete(*[f"v:{i}" for i in range(10)])
+    _delete(kv, [f"v:{i}" for i in range(10)])
     seen: list[int] = []
     summary = bulk_expire(kv, plan, 60, batch=8, progress=lambda p: seen.append(p.done))
     assert plan.count == 40 and summary.expected == 40

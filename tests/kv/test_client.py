@@ -1,4 +1,4 @@
-"""KV over real HTTP against the sandbox, on real Redis and on fakeredis."""
+"""KV over real HTTP against the sandbox, on real Redis, on fakeredis and on a Redis Cluster."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import threading
 
 import httpx
 import pytest
-import redis
 
 from svckit._http import ApiRequest
 from svckit.errors import (
@@ -20,13 +19,9 @@ from svckit.kv import KV, Message, MonitorEvent
 from svckit.kv.protocol import MAX_PATH, WireFormat, decode_reply
 from svckit.sandbox import Sandbox
 from tests.conftest import wait_until_reading
+from tests.kv.conftest import direct_redis, fill
 
 SPECIAL_KEYS = ["a/b", "sp ace", "100%", "q?x=1", "#frag", "ünï ✓", "", ".", "..", "+&=;", "a%2Fb", "l\ni\r\nne"]
-
-
-def backing_redis(kv_sandbox: Sandbox) -> redis.Redis | None:
-    url = getattr(kv_sandbox.area("kv"), "redis_url", None)
-    return redis.Redis.from_url(url) if url else None
 
 
 def test_special_arguments_reach_redis_byte_exact(kv: KV[str], kv_bytes: KV[bytes], kv_sandbox: Sandbox) -> None:
@@ -39,7 +34,7 @@ def test_special_arguments_reach_redis_byte_exact(kv: KV[str], kv_bytes: KV[byte
     assert kv_bytes.get(raw_key) == raw_value
     assert kv.strlen(raw_key) == 3
     assert set(kv_bytes.scan_iter()) == {k.encode() for k in SPECIAL_KEYS} | {raw_key}
-    direct = backing_redis(kv_sandbox)
+    direct = direct_redis(kv_sandbox)
     if direct is not None:  # what Redis itself stored
         assert direct.get(raw_key) == raw_value
         assert direct.get(b"a/b") == b"a/b|0" and direct.get(b"") == b"|6"
@@ -62,23 +57,31 @@ def test_large_arguments_use_body_and_json_forms(kv: KV[str], kv_bytes: KV[bytes
 
 
 def test_strings_and_keys(kv: KV[str], kv_sandbox: Sandbox) -> None:
-    assert kv.set("s", "1", nx=True) and not kv.set("s", "2", nx=True)
-    assert kv.incr("s") == 2 and kv.incrby("s", 5) == 7 and kv.decr("s") == 6
+    # the keys of the multi-key commands share the hash tag {t}: one slot, so a cluster runs them too
+    assert kv.set("{t}s", "1", nx=True) and not kv.set("{t}s", "2", nx=True)
+    assert kv.incr("{t}s") == 2 and kv.incrby("{t}s", 5) == 7 and kv.decr("{t}s") == 6
     assert kv.incrbyfloat("f", 1.5) == 1.5
-    assert kv.mset({"m1": "a", "m2": "b"}) and kv.mget("m1", "nope", "m2") == ["a", None, "b"]
-    assert kv.append("m1", "cd") == 3 and kv.getrange("m1", 1, 2) == "cd"
-    assert kv.getset("m1", "z") == "acd" and kv.getdel("m1") == "z" and kv.get("m1") is None
-    assert kv.exists("s", "m2", "none") == 2 and kv.type("s") == "string" and kv.type("none") == "none"
-    assert kv.ttl("s") == -1 and kv.expire("s", 100) and 0 < kv.pttl("s") <= 100_000
-    assert kv.persist("s") and kv.ttl("s") == -1 and kv.ttl("none") == -2
+    assert kv.mset({"{t}m1": "a", "{t}m2": "b"}) and kv.mget("{t}m1", "{t}nope", "{t}m2") == ["a", None, "b"]
+    assert kv.append("{t}m1", "cd") == 3 and kv.getrange("{t}m1", 1, 2) == "cd"
+    assert kv.getset("{t}m1", "z") == "acd" and kv.getdel("{t}m1") == "z" and kv.get("{t}m1") is None
+    assert kv.exists("{t}s", "{t}m2", "{t}none") == 2 and kv.type("{t}s") == "string" and kv.type("none") == "none"
+    assert kv.ttl("{t}s") == -1 and kv.expire("{t}s", 100) and 0 < kv.pttl("{t}s") <= 100_000
+    assert kv.persist("{t}s") and kv.ttl("{t}s") == -1 and kv.ttl("none") == -2
     assert kv.dbsize() == 3
     if kv_sandbox.area("kv").backend_name == "fakeredis":  # type: ignore[attr-defined]
         with pytest.raises(CommandError, match="unknown command"):  # fakeredis has no MEMORY
-            kv.memory_usage("s")
+            kv.memory_usage("{t}s")
     else:
-        assert isinstance(kv.memory_usage("s"), int) and kv.memory_usage("none") is None
-    assert kv.rename("s", "s2") and kv.delete("s2", "none") == 1
-    kv.mset({f"scan:{i}": str(i) for i in range(30)})
+        assert isinstance(kv.memory_usage("{t}s"), int) and kv.memory_usage("none") is None
+    assert kv.rename("{t}s", "{t}s2") and kv.delete("{t}s2", "{t}none") == 1
+    if kv_sandbox.area("kv").backend_name == "redis-cluster":  # type: ignore[attr-defined]
+        # keys of several slots: the cluster refuses the command as a whole, and nothing is written
+        with pytest.raises(CommandError, match="CROSSSLOT Keys in request don't hash to the same slot"):
+            kv.mset({"a": "1", "b": "2"})
+        assert kv.exists("a") == kv.exists("b") == 0
+    else:
+        assert kv.mset({"a": "1", "b": "2"}) and kv.delete("a", "b") == 2
+    fill(kv, {f"scan:{i}": str(i) for i in range(30)})
     cursor, page = kv.scan(0, match="scan:*", count=5)
     assert isinstance(cursor, int) and all(k.startswith("scan:") for k in page)
     assert sorted(kv.scan_iter(match="scan:*", count=7)) == sorted(f"scan:{i}" for i in range(30))
@@ -113,19 +116,20 @@ def test_streams_geo_hll_bitmaps_scripting_json(kv: KV[str], kv_bytes: KV[bytes]
     assert dist is not None and 166 < dist < 167
     assert kv.geosearch("geo", 15, 37, 200, "km") == ["Catania", "Palermo"]
     assert kv.pfadd("hll", "a", "b", "c", "a") and kv.pfcount("hll") == 3
-    assert kv.setbit("bits", 7, 1) == 0 and kv.getbit("bits", 7) == 1 and kv.bitcount("bits") == 1
-    assert kv.bitop("NOT", "inv", "bits") == 1
-    assert kv.get("inv") == "\ufffd"  # JSON replies replace invalid UTF-8 (0xFE) ...
-    assert kv_bytes.get("inv") == b"\xfe"  # ... base64 mode keeps the byte
+    # BITOP's keys share the hash tag {b}, and JSON.MGET's {j}: one slot each, so a cluster runs them too
+    assert kv.setbit("{b}bits", 7, 1) == 0 and kv.getbit("{b}bits", 7) == 1 and kv.bitcount("{b}bits") == 1
+    assert kv.bitop("NOT", "{b}inv", "{b}bits") == 1
+    assert kv.get("{b}inv") == "\ufffd"  # JSON replies replace invalid UTF-8 (0xFE) ...
+    assert kv_bytes.get("{b}inv") == b"\xfe"  # ... base64 mode keeps the byte
     assert kv.eval("return redis.call('INCRBY', KEYS[1], ARGV[1])", ["cnt"], [5]) == 5
     sha = kv.script_load("return 7")
     assert kv.evalsha(sha) == 7 and kv.script_exists(sha, "0" * 40) == [True, False]
-    assert kv.json_set("doc", "$", {"title": "svckit", "tags": ["kv"], "n": 1})
-    assert kv.json_get("doc") == [{"title": "svckit", "tags": ["kv"], "n": 1}]
-    assert kv.json_get("doc", "$.title") == ["svckit"] and kv.json_type("doc", "$.tags") == ["array"]
-    assert kv.json_numincrby("doc", "$.n", 2) == [3] and kv.json_arrappend("doc", "$.tags", "json") == [2]
-    assert kv.json_strlen("doc", "$.title") == [6] and sorted(kv.json_objkeys("doc")[0]) == ["n", "tags", "title"]
-    assert kv.json_mget(["doc", "none"], "$.n") == [[3], None] and kv.json_del("doc", "$.tags") == 1
+    assert kv.json_set("{j}doc", "$", {"title": "svckit", "tags": ["kv"], "n": 1})
+    assert kv.json_get("{j}doc") == [{"title": "svckit", "tags": ["kv"], "n": 1}]
+    assert kv.json_get("{j}doc", "$.title") == ["svckit"] and kv.json_type("{j}doc", "$.tags") == ["array"]
+    assert kv.json_numincrby("{j}doc", "$.n", 2) == [3] and kv.json_arrappend("{j}doc", "$.tags", "json") == [2]
+    assert kv.json_strlen("{j}doc", "$.title") == [6] and sorted(kv.json_objkeys("{j}doc")[0]) == ["n", "tags", "title"]
+    assert kv.json_mget(["{j}doc", "{j}none"], "$.n") == [[3], None] and kv.json_del("{j}doc", "$.tags") == 1
 
 
 def test_binary_values_round_trip_in_base64_mode(kv_sandbox: Sandbox, kv: KV[str]) -> None:
@@ -175,16 +179,21 @@ def test_pipeline_keeps_going_past_an_error(kv: KV[str]) -> None:
     assert kv.get("a") == "2" and len(pipe) == 0
 
 
-def test_discarded_transaction_raises_one_clear_error(kv: KV[str]) -> None:
+def test_discarded_transaction_raises_one_clear_error(kv: KV[str], kv_sandbox: Sandbox) -> None:
     """Peer complaint: a discarded transaction (a single {error}) crashes it."""
-    tx = kv.multi_exec().set("t", "1").command("NOSUCHCOMMAND", "x")
+    tx = kv.multi_exec().set("{t}t", "1").command("NOSUCHCOMMAND", "x")
     with pytest.raises(TransactionDiscarded) as info:
         tx.exec()
     assert "discarded" in str(info.value)
-    assert kv.get("t") is None  # nothing ran
-    kv.rpush("list", "x")
-    results = kv.multi_exec().set("t", "1").command("INCR", "list").incr("t").exec()
+    assert kv.get("{t}t") is None  # nothing ran
+    kv.rpush("{t}list", "x")  # the hash tag {t}: one slot, which a transaction on a cluster needs
+    results = kv.multi_exec().set("{t}t", "1").command("INCR", "{t}list").incr("{t}t").exec()
     assert results[0] is True and isinstance(results[1], CommandError) and results[2] == 2
+    if kv_sandbox.area("kv").backend_name == "redis-cluster":  # type: ignore[attr-defined]
+        # keys of several slots: discarded, and the error says why and what keeps keys together
+        with pytest.raises(TransactionDiscarded, match="CROSSSLOT.*one slot.*hash tag") as info:
+            kv.multi_exec().set("a", "1").set("b", "1").exec()
+        assert kv.exists("a") == kv.exists("b") == 0  # nothing ran
 
 
 def test_batches_refuse_raw_bytes_before_sending(kv: KV[str]) -> None:

@@ -1,6 +1,6 @@
 """svckit.kv.profiler: the monitor profile is exact on a known event list, stays within its memory
 bound on 100,000 distinct keys (Space-Saving keeps its guarantees), and counts real traffic read
-from the sandbox's monitor stream (both backends)."""
+from the sandbox's monitor stream (every backend)."""
 
 from __future__ import annotations
 
@@ -111,17 +111,18 @@ def test_profile_monitor_counts_real_traffic(kv: KV[str], kv_bytes: KV[bytes]) -
     monitor = kv.monitor()  # opened first: every command below is on the stream
     for _ in range(20):
         kv_bytes.get("hot:key")
+    # the keys of each multi-key command share a hash tag: one slot, so a cluster runs them too
     for i in range(6):
-        kv_bytes.set(f"cold:{i}", "v")
-    kv_bytes.mset({"pair:a": "1", "pair:b": "2"})
-    kv_bytes.delete("cold:0", "cold:1")
+        kv_bytes.set(f"cold:{{c}}{i}", "v")
+    kv_bytes.mset({"pair:{p}a": "1", "pair:{p}b": "2"})
+    kv_bytes.delete("cold:{c}0", "cold:{c}1")
     profile = profile_monitor(kv, seconds=30, monitor=monitor, max_events=28)
     snap = profile.snapshot()
     assert snap.events == 28
     commands = dict(zip(snap.commands["command"], snap.commands["count"]))
     assert commands == {"GET": 20, "SET": 6, "MSET": 1, "DEL": 1}
     keys = dict(zip(snap.keys["key"], snap.keys["count"]))
-    assert keys["hot:key"] == 20 and keys["cold:0"] == 2 and keys["pair:b"] == 1
+    assert keys["hot:key"] == 20 and keys["cold:{c}0"] == 2 and keys["pair:{p}b"] == 1
     assert snap.keys["key"].iloc[0] == "hot:key"
     assert dict(zip(snap.prefixes["prefix"], snap.prefixes["count"]))["cold"] == 8
     assert monitor.closed

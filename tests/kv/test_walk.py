@@ -19,6 +19,7 @@ from svckit.kv import (
     scan_keys,
     walk_keys,
 )
+from tests.kv.conftest import afill, fill
 
 #: cursor -> SCAN reply: "b" comes back in the second reply and "a" in the third (as across a rehash)
 REPLIES: dict[int, tuple[int, list[str]]] = {0: (7, ["a", "b"]), 7: (9, ["b", "c"]), 9: (0, ["a", "d"])}
@@ -134,7 +135,7 @@ async def test_the_async_walk_drops_repeats_and_stops_on_cancel() -> None:
 
 def test_scan_iter_yields_every_key(kv: KV[str]) -> None:
     keys = {f"user:{i}" for i in range(2500)} | {f"other:{i}" for i in range(40)}
-    kv.mset({k: "v" for k in keys})
+    fill(kv, {k: "v" for k in keys})
     kv.rpush("list:1", "x")
     iterator = kv.scan_iter(count=100)
     assert next(iterator) in keys | {"list:1"}
@@ -145,7 +146,7 @@ def test_scan_iter_yields_every_key(kv: KV[str]) -> None:
 
 
 async def test_async_scan_iter_yields_every_key(akv: AsyncKV[str]) -> None:
-    await akv.mset({f"k{i}": "v" for i in range(700)})
+    await afill(akv, {f"k{i}": "v" for i in range(700)})
     assert {key async for key in akv.scan_iter("k*", count=50)} == {f"k{i}" for i in range(700)}
 
 
