@@ -4,7 +4,8 @@ Unit tests use the in-memory fakes of ``fakes.py`` (fast, no sockets) and a smal
 (the packaged embedding model loads once per session). Tests that must see the real clients at work
 use the sandbox family of tests/conftest.py: ``demo_sandbox`` (every area, demo data) and
 ``demo_kv_sandbox`` (key-value and account areas with the demo data, fresh per module, whose
-``clients`` and ``kv`` are below). The workflow timeline's tests run on ``timeline_sandbox`` (account
+``clients`` and ``kv`` are below). The KV explorer's and the keyspace report's modules run on one
+Redis and on a Redis Cluster (``clients_on_each``). The workflow timeline's tests run on ``timeline_sandbox`` (account
 and queue areas, fresh per module) with the workflows of ``timeline_runs.py`` registered (``flows``).
 """
 
@@ -57,6 +58,23 @@ def clients(demo_kv_sandbox: Sandbox):
 @pytest.fixture
 def kv(clients):
     return clients.kv
+
+
+@pytest.fixture(scope="session")
+def demo_cluster_sandbox(redis_cluster, tmp_path_factory) -> Iterator[Sandbox]:
+    """Areas A and C with the demo data, area A in front of the session's Redis Cluster."""
+    with running(tmp_path_factory.mktemp("demo-cluster"), areas=["kv", "account"], seed="demo",
+                 redis_url=redis_cluster.url) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module", params=["redis-server", "redis-cluster"])
+def clients_on_each(request):
+    """``clients`` of ``demo_kv_sandbox`` and of ``demo_cluster_sandbox``: a module whose ``clients``
+    is this runs once on one Redis and once on a Redis Cluster."""
+    name = "demo_kv_sandbox" if request.param == "redis-server" else "demo_cluster_sandbox"
+    with request.getfixturevalue(name).connect() as c:
+        yield c
 
 
 @pytest.fixture(scope="module")

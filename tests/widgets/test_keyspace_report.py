@@ -12,6 +12,12 @@ from svckit.kv import KV
 from svckit.widgets import KeyspaceReport
 
 
+@pytest.fixture(scope="module")
+def clients(clients_on_each):
+    """Every test here on one Redis and on a Redis Cluster (tests/widgets/conftest.py)."""
+    return clients_on_each
+
+
 @pytest.fixture
 def many(kv: KV[str]) -> KV[str]:
     """600 more keys under three prefixes (the demo data holds a handful), some with a TTL."""

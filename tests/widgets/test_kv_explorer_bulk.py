@@ -16,7 +16,17 @@ from svckit.widgets import KVExplorer
 
 
 def _fill(kv, prefix: str, n: int) -> None:
-    kv.mset({f"{prefix}{i}": f"v{i}" for i in range(n)})
+    pipe = kv.pipeline()  # one SET per key: a cluster refuses an MSET of keys in several slots
+    for i in range(n):
+        pipe.set(f"{prefix}{i}", f"v{i}")
+    pipe.exec()
+
+
+
+@pytest.fixture(scope="module")
+def clients(clients_on_each):
+    """Every test here on one Redis and on a Redis Cluster (tests/widgets/conftest.py)."""
+    return clients_on_each
 
 
 @pytest.fixture
@@ -168,7 +178,8 @@ def large_values(kv):
     kv.set("lv:text", "just text")
     assert raw("EXISTS", "lv:gz") == 1
     yield kv
-    kv.delete("lv:hash", "lv:zset", "lv:list", "lv:gz", "lv:mp", "lv:text")
+    for key in ("lv:hash", "lv:zset", "lv:list", "lv:gz", "lv:mp", "lv:text"):
+        kv.delete(key)
 
 
 def test_next_and_previous_page_through_a_sorted_set_and_a_list(large_values) -> None:
