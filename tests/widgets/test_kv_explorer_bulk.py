@@ -75,6 +75,18 @@ def test_dry_run_counts_and_samples_then_delete_waits_for_confirmation(bulk_keys
     assert w.bulk_plan is None  # the keyspace changed: a next run needs a new dry run
 
 
+def test_the_browser_counts_every_key_it_matches_and_the_whole_keyspace(bulk_keys) -> None:
+    # on a cluster the keys live on three masters: DBSIZE adds them up, SCAN walks them all
+    kv = bulk_keys
+    w = KVExplorer(kv, pattern="bulk:*")
+    w.scan_all()
+    total = kv.dbsize()
+    assert total >= 1541 and w.browser.dbsize == total and w.browser.complete
+    assert sorted(w.browser.matches) == sorted([*(f"bulk:a:{i}" for i in range(1500)),
+                                                *(f"bulk:b:{i}" for i in range(40)), "bulk:ab"])
+    assert f"<b>1,541</b> matching · scanned {total:,} of ~{total:,} keys</span>" in w.browser.status.value
+
+
 def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
     kv = bulk_keys
     w = KVExplorer(kv, pattern="bulk:*")
