@@ -42,6 +42,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import (
     BusyLoadingError,
+    MovedError,
     RedisClusterException,
     RedisError,
     ResponseError,
@@ -134,6 +135,12 @@ class Topology:
             else:
                 self._read_shards()
             self._read_at = time.monotonic()
+
+    async def moved(self, redirect: str) -> None:
+        """``MOVED <slot> <host:port>``: that slot has another master now; redis-py notes it (a new node
+        too), as its own client does on MOVED."""
+        await self.client.nodes_manager.move_slot(MovedError(redirect.split(" ", 1)[1]))
+        self._read_shards()
 
     def _read_shards(self) -> None:
         first: dict[str, tuple[int, ClusterNode]] = {}
@@ -363,7 +370,8 @@ class ClusterPool:
                 if redirects and isinstance(reply, ResponseError) and error_text(reply).startswith("MOVED "):
                     moved[i] = node
         if moved:
-            await self.topology.refresh()
+            for i in moved:
+                await self.topology.moved(error_text(replies[i]))
             again: dict[int, ClusterNode] = {}
             for i in moved:
                 route = await self.topology.node_of(batch[i])
@@ -433,8 +441,10 @@ class ClusterPool:
                                                               "previous errors.")]
         slot = next(iter(slots), None)
         replies = await self._on(self.topology.master(slot), batch)
-        if any(isinstance(r, ResponseError) and error_text(r).startswith("MOVED ") for r in replies[1:-1]):
-            await self.topology.refresh()  # discarded, not run: once more, on the slot's new master
+        moved = next((error_text(r) for r in replies[1:-1] if isinstance(r, ResponseError)
+                      and error_text(r).startswith("MOVED ")), None)
+        if moved is not None:  # discarded, not run: once more, on the slot's new master
+            await self.topology.moved(moved)
             replies = await self._on(self.topology.master(slot), batch)
         return replies
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from redis.crc import key_slot
 
 from svckit.kv import KV
 from svckit.sandbox import Sandbox
@@ -225,3 +226,40 @@ def test_a_single_redis_named_a_cluster_fails_to_start_with_the_reason(tmp_path)
     finally:
         server.kill()
         server.wait()
+
+
+def _node_id(cluster: LocalCluster, port: int) -> str:
+    return cluster.client(port).execute_command("CLUSTER", "MYID").decode()
+
+
+def test_a_slot_moved_to_another_master_is_followed(tmp_path) -> None:
+    """A resharding under the gateway's feet: a key being migrated is asked where it went (ASK), and
+    once its slot belongs to the other master, the stale topology's MOVED is followed."""
+    cluster = LocalCluster(tmp_path / "cluster").start()
+    try:
+        with running(tmp_path / "sandbox", areas=["kv"], redis_url=cluster.url) as sandbox:
+            gw = kv_of(sandbox)
+            source, target = cluster.masters()[:2]
+            ranges = [(start, end) for start, end, master, *_ in
+                      cluster.client(source).execute_command("CLUSTER", "SLOTS") if master[1] == source]
+            key = next(k for k in (f"moving:{i}" for i in range(1000))
+                       if any(start <= key_slot(k.encode()) <= end for start, end in ranges))
+            slot = key_slot(key.encode())
+            assert gw.get(f"/SET/{key}/here").json() == {"result": "OK"}
+            src, dst = cluster.client(source), cluster.client(target)
+            dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", _node_id(cluster, source))
+            src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", _node_id(cluster, target))
+            src.execute_command("MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", key)
+            # mid-migration: the source answers ASK for the key it no longer has
+            assert gw.get(f"/GET/{key}").json() == {"result": "here"}
+            for port in cluster.masters():
+                cluster.client(port).execute_command("CLUSTER", "SETSLOT", slot, "NODE", _node_id(cluster, target))
+            # done: the gateway's map still names the source, which answers MOVED
+            assert gw.get(f"/GET/{key}").json() == {"result": "here"}
+            assert gw.post("/multi-exec", json=[["APPEND", key, "!"], ["GET", key]]).json() == [
+                {"result": 5}, {"result": "here!"}]
+            assert gw.post("/pipeline", json=[["GET", key], ["DBSIZE"]]).json() == [{"result": "here!"}, {"result": 1}]
+            assert dst.get(key) == b"here!"
+            gw.http.close()
+    finally:
+        cluster.stop()
