@@ -172,6 +172,16 @@ class Topology:
             return self.client.get_nodes(), policy.response_policy
         return None
 
+    def reaches_every_master(self, name: str, sub: str) -> bool:
+        """A command that must reach every master (or every node) to mean what it says, which a
+        transaction, run on one master, cannot hold. PING asks all masters only to check them: in a
+        transaction it answers for the transaction's master."""
+        return name == "scan" or (name != "ping" and self.fan_out(name, sub) is not None)
+
+    def named(self, name: str, sub: str) -> str:
+        """``SCRIPT EXISTS`` where the subcommand has a policy of its own (or is an ACL change), else ``DBSIZE``."""
+        return f"{name} {sub}" if f"{name} {sub}" in self.policies or name == "acl" else name
+
     async def node_of(self, argv: list[bytes]) -> ClusterNode | ResponseError:
         """The master of the command's keys, the default node for a command without keys (or one Redis
         will refuse), or the CROSSSLOT error."""
@@ -428,8 +438,8 @@ class ClusterPool:
             name = argv[0].decode("utf-8", "replace")
             sub = argv[1].decode("utf-8", "replace").lower() if len(argv) > 1 else ""
             why = None
-            if name.lower() == "scan" or self.topology.fan_out(name.lower(), sub) is not None:
-                why = EVERY_MASTER_IN_TRANSACTION.format(name=name.upper())
+            if self.topology.reaches_every_master(name.lower(), sub):
+                why = EVERY_MASTER_IN_TRANSACTION.format(name=self.topology.named(name.lower(), sub).upper())
             else:
                 slots |= await self.topology.slots_of(argv)
                 if len(slots) > 1:

@@ -101,10 +101,15 @@ def test_a_transaction_runs_on_its_one_slot_and_otherwise_says_why(gw) -> None:
     assert error.startswith("EXECABORT Transaction discarded") and CROSSSLOT in error and "hash tag" in error
     assert gw.get("/EXISTS/cart:7").json() == {"result": 0}  # nothing of it ran
 
-    everywhere = gw.post("/multi-exec", json=[["SET", "{cart:7}:n", "1"], ["DBSIZE"]])
-    assert everywhere.status_code == 400
-    assert "DBSIZE cannot run inside a transaction on a Redis Cluster" in everywhere.json()["error"]
-    assert gw.get("/GET/{cart:7}:n").json() == {"result": None}
+    for command, shown in ((["DBSIZE"], "DBSIZE"), (["SCRIPT", "EXISTS", "0" * 40], "SCRIPT EXISTS"),
+                           (["SCAN", "0"], "SCAN")):
+        everywhere = gw.post("/multi-exec", json=[["SET", "{cart:7}:n", "1"], command])
+        assert everywhere.status_code == 400
+        assert f"{shown} cannot run inside a transaction on a Redis Cluster" in everywhere.json()["error"]
+        assert gw.get("/GET/{cart:7}:n").json() == {"result": None}
+    # PING checks every master on its own; in a transaction it answers for the transaction's master
+    assert gw.post("/multi-exec", json=[["SET", "{cart:7}:n", "1"], ["PING"]]).json() == [
+        {"result": "OK"}, {"result": "PONG"}]
 
 
 def test_scan_walks_every_master_behind_one_cursor(gw, redis_cluster) -> None:
@@ -193,13 +198,23 @@ def test_a_message_published_on_any_node_reaches_a_subscriber(gw, redis_cluster)
         for port in redis_cluster.masters():  # Redis Cluster carries PUBLISH to every node
             threading.Thread(target=redis_cluster.client(port).publish, args=(channel, f"from {port}")).start()
             assert next(events) == f"message,{channel},from {port}"
-    # through the gateway, the reply counts its subscriber
-    with httpx.Client(timeout=10) as client, client.stream(
-            "POST", gw.url + f"/subscribe/{channel}", headers=gw.auth()) as r:
-        events = _data_lines(r)
-        next(events)
-        assert gw.post(f"/publish/{channel}/hi").json() == {"result": 1}
-        assert next(events) == f"message,{channel},hi"
+    # through the gateway, the reply counts its subscriber, whichever master the channel hashes to
+    for channel in _one_per_master(redis_cluster, "room"):
+        with httpx.Client(timeout=10) as client, client.stream(
+                "POST", gw.url + f"/subscribe/{channel}", headers=gw.auth()) as r:
+            events = _data_lines(r)
+            next(events)
+            assert gw.post(f"/publish/{channel}/hi").json() == {"result": 1}, channel
+            assert next(events) == f"message,{channel},hi"
+
+
+def _one_per_master(cluster: LocalCluster, prefix: str) -> list[str]:
+    """Names whose slots belong to each master in turn."""
+    slots = cluster.client(cluster.masters()[0]).execute_command("CLUSTER", "SLOTS")
+    owner = {port: [(start, end) for start, end, master, *_ in slots if master[1] == port] for port in cluster.masters()}
+    names = (f"{prefix}:{i}" for i in range(10_000))
+    return [next(name for name in names if any(a <= key_slot(name.encode()) <= b for a, b in ranges))
+            for ranges in owner.values()]
 
 
 def test_the_cli_finds_a_cluster_by_itself_and_refuses_the_flag_without_an_address(redis_cluster, tmp_path) -> None:
@@ -240,10 +255,7 @@ def test_a_slot_moved_to_another_master_is_followed(tmp_path) -> None:
         with running(tmp_path / "sandbox", areas=["kv"], redis_url=cluster.url) as sandbox:
             gw = kv_of(sandbox)
             source, target = cluster.masters()[:2]
-            ranges = [(start, end) for start, end, master, *_ in
-                      cluster.client(source).execute_command("CLUSTER", "SLOTS") if master[1] == source]
-            key = next(k for k in (f"moving:{i}" for i in range(1000))
-                       if any(start <= key_slot(k.encode()) <= end for start, end in ranges))
+            key = _one_per_master(cluster, "moving")[0]  # a key of the first master's
             slot = key_slot(key.encode())
             assert gw.get(f"/SET/{key}/here").json() == {"result": "OK"}
             src, dst = cluster.client(source), cluster.client(target)
