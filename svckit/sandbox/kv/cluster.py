@@ -118,7 +118,7 @@ class Topology:
         except (RedisError, RedisClusterException) as exc:
             raise RuntimeError(f"the Redis at {self.address} cannot be reached as a Redis Cluster: {exc} "
                                "(is it a node of a cluster, with cluster-enabled yes?)") from exc
-        policies = await self.client.commands_parser.get_command_policies()
+        policies: Any = await self.client.commands_parser.get_command_policies()  # typed Awaitable by redis-py
         self.policies = policies.get("core", {})
         self._read_shards()
 
@@ -408,7 +408,7 @@ class ClusterPool:
                 raise failed[0]
             raise RedisConnectionError(f"{failed[0]} (the command ran on {len(results) - len(failed)} of "
                                        f"{len(results)} nodes)")
-        return merge([reply for [reply] in results], policy)
+        return merge([result[0] for result in results if isinstance(result, list)], policy)
 
     async def _scan(self, argv: list[bytes]) -> Any:
         shards = self.topology.shards

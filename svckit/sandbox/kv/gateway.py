@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
 
-from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
+from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.requests import Request
@@ -34,8 +34,8 @@ from starlette.responses import Response
 from svckit._json import dumps
 from svckit.sandbox.area import positive_option
 from svckit.sandbox.kv import commands, guard
-from svckit.sandbox.kv.events import SSEResponse, StreamLimits
 from svckit.sandbox.kv.cluster import ClusterPool, Pool
+from svckit.sandbox.kv.events import SSEResponse, StreamLimits
 from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, NotRun, Status, error_text, send_batch, to_resp2
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ import re
 from fnmatch import fnmatchcase
 from typing import Any
 
-from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import ResponseError
 
+from svckit.sandbox.kv.cluster import Pool
 from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.users import DATA_EXTRAS, RESERVED, is_reserved_line
 
@@ -144,7 +144,7 @@ def runs_as_admin(argv: list[bytes]) -> bool:
     return (name == b"ACL" and sub in ADMIN_ACL) or (name == b"CONFIG" and sub == b"SET")
 
 
-async def restricting_rules(pool: ConnectionPool) -> tuple[bytes, ...]:
+async def restricting_rules(pool: Pool) -> tuple[bytes, ...]:
     """The rules appended to every ``ACL SETUSER``: ``-command`` for each command of Redis's @admin and
     @dangerous categories the gateway's user may not run either (asked of the backend, so a newer Redis's
     new admin commands are covered), and ``clearselectors``. Rules that only take rights away, so a user

@@ -11,9 +11,9 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 
-from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import ResponseError
 
+from svckit.sandbox.kv.cluster import Pool
 from svckit.sandbox.kv.commands import COMMANDS, JSON_COMMANDS
 
 LIBRARY = "svckit_json"
@@ -24,7 +24,7 @@ def library_source() -> str:
     return resources.files("svckit.sandbox.kv").joinpath("json_functions.lua").read_text(encoding="utf-8")
 
 
-async def _call(pool: ConnectionPool, *args: bytes | str) -> object:
+async def _call(pool: Pool, *args: bytes | str) -> object:
     conn = await pool.get_connection()
     try:
         await conn.send_command(*args)
@@ -33,7 +33,7 @@ async def _call(pool: ConnectionPool, *args: bytes | str) -> object:
         await pool.release(conn)
 
 
-async def has_json_module(pool: ConnectionPool) -> bool:
+async def has_json_module(pool: Pool) -> bool:
     """True when the backend answers JSON.* itself (RedisJSON / Redis Stack / Redis 8)."""
     try:
         modules = await _call(pool, "MODULE", "LIST")

@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from redis.asyncio.connection import ConnectionPool
 from redis.exceptions import ResponseError
 
+from svckit.sandbox.kv.cluster import Pool
 from svckit.sandbox.kv.resp import error_text
 
 #: the script flags of stock Redis 7; any other flag is dropped from a shebang.
@@ -81,7 +81,7 @@ def rewrite_library(code: bytes) -> bytes:
     return _FLAG_TABLE.sub(table, code)
 
 
-async def backend_reads_shebangs(pool: ConnectionPool) -> bool:
+async def backend_reads_shebangs(pool: Pool) -> bool:
     """True when the backend runs ``#!lua`` scripts (Redis >= 7), False for one that does not (fakeredis)."""
     conn = await pool.get_connection()
     try:
