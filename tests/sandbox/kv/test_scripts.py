@@ -76,7 +76,7 @@ def test_pipelines_and_transactions_rewrite_too(kv):
         assert kv.post("/pipeline", json=rows).json() == [{"result": 1}, {"result": 2}, {"result": [0]}]
         assert kv.post("/multi-exec", json=rows[:2]).json() == [{"result": 3}, {"result": 4}]
         refused = kv.post("/multi-exec", json=rows)
-        assert refused.status_code == 400 and "SCRIPT cannot run inside a transaction on a Redis Cluster" \
+        assert refused.status_code == 400 and "SCRIPT EXISTS cannot run inside a transaction on a Redis Cluster" \
             in refused.json()["error"]
         return
     assert kv.post("/pipeline", json=rows).json() == [{"result": 1}, {"result": 2}, {"result": [1]}]
