@@ -103,9 +103,10 @@ class Topology:
         self.username = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
         self.address = f"{parts.hostname}:{parts.port or 6379}"
-        self.client = RedisCluster(
-            host=parts.hostname, port=parts.port or 6379, username=self.username, password=self.password,
-            protocol=2, require_full_coverage=False, socket_timeout=SOCKET_TIMEOUT,
+        #: how a node's address becomes a URL: the scheme (``rediss``: TLS) and options of the one given
+        self.node_url = f"{parts.scheme}://{{host}}:{{port}}/0" + (f"?{parts.query}" if parts.query else "")
+        self.client = RedisCluster.from_url(
+            url, protocol=2, require_full_coverage=False, socket_timeout=SOCKET_TIMEOUT,
             socket_connect_timeout=POOL_WAIT, encoding_errors="surrogateescape")
         self.policies: dict[str, Any] = {}
         self.shards: list[ClusterNode] = []  # the masters, in the order of their lowest slot
@@ -139,7 +140,10 @@ class Topology:
     async def moved(self, redirect: str) -> None:
         """``MOVED <slot> <host:port>``: that slot has another master now; redis-py notes it (a new node
         too), as its own client does on MOVED."""
-        await self.client.nodes_manager.move_slot(MovedError(redirect.split(" ", 1)[1]))
+        try:
+            await self.client.nodes_manager.move_slot(MovedError(redirect.split(" ", 1)[1]))
+        except (KeyError, ValueError, RedisError, RedisClusterException):  # a slot it did not know: read it all
+            await self.refresh()
         self._read_shards()
 
     def _read_shards(self) -> None:
@@ -307,7 +311,7 @@ class ClusterPool:
     def _pool(self, node: ClusterNode) -> ConnectionPool:
         pool = self._pools.get(node.name)
         if pool is None:
-            pool = tcp_pool(f"redis://{node.host}:{node.port}/0", **self._credentials)
+            pool = tcp_pool(self.topology.node_url.format(host=node.host, port=node.port), **self._credentials)
             pool.max_connections = self._max
             self._pools[node.name] = pool
         return pool
