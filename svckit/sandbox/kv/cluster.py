@@ -368,8 +368,12 @@ class ClusterPool:
         for i, node in part.items():
             by_node.setdefault(node.name, (node, []))[1].append(i)
         groups = list(by_node.values())
-        results = await asyncio.gather(*(self._on(node, [batch[i] for i in rows]) for node, rows in groups),
-                                       return_exceptions=True)
+        if len(groups) == 1:  # the common case, one node: awaited here, with no task to spawn
+            node, rows = groups[0]
+            results: list[Any] = [await self._on(node, [batch[i] for i in rows])]
+        else:
+            results = await asyncio.gather(*(self._on(node, [batch[i] for i in rows]) for node, rows in groups),
+                                           return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed and (len(failed) == len(results) or not all(isinstance(r, NotRun) for r in failed)):
             raise failed[0]  # nothing ran (503); or a connection lost mid-way, or a refused login
