@@ -3,33 +3,63 @@ one redis-server, and in front of a Redis Cluster of three masters on the same m
 
     python bench/cluster_bench.py [--seconds 20] [--clients 16 64] [--seed 7] [--procs 4]
 
-Both sides run the same mix (bench/load_bench.py's read 40 %, write 30 %, pipeline of 10 commands
+Three sides run the same mix (bench/load_bench.py's read 40 %, write 30 %, pipeline of 10 commands
 10 %, transaction 10 %, the text query left out), with the same clients in the same generator
 processes, one after the other, each against a sandbox of its own in a child process (kv area, demo
-data): one on a redis-server child, one on an external cluster the bench starts (tests/cluster.py:
-three masters, no replicas, redis-server on loopback ports). Every acknowledged write is read back
-afterwards (on the cluster, from every master) and every transaction counter checked. The table gives
-each side's requests/s and latency per kind, and the ratio three masters / one node; the CPU rows
-say which process ran out (the gateway, on the same two cores, before any Redis does).
+data): on the sandbox's own redis-server child (its Unix socket, the default); on one redis-server on
+loopback TCP, configured as the cluster's nodes but for cluster mode, which is the peer; and on a Redis
+Cluster the bench starts (tests/cluster.py: three masters, no replicas, on loopback ports). Every
+acknowledged write is read back afterwards (on the cluster, from every master) and every transaction
+counter checked. The table gives each side's requests/s and latency per kind and its ratio to one node
+on TCP; the CPU lines say which process ran out (the gateway, on the same two cores, before any Redis).
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import redis
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.cluster: the tests' local cluster
 
-from _child import sandbox_process  # noqa: E402
-from load_bench import DEFAULT_PROCS, KINDS, WEIGHTS, drive, machine, pct, verify  # noqa: E402
+from _child import sandbox_process
+from load_bench import DEFAULT_PROCS, KINDS, WEIGHTS, drive, machine, pct, verify
 
-from tests.cluster import LocalCluster  # noqa: E402
+from tests.cluster import LocalCluster, free_ports
+from tests.conftest import eventually
 
 KV_KINDS = KINDS[:4]
+
+
+SIDES = {"socket": "one node, Unix socket", "tcp": "one node, TCP", "three": "three masters, TCP"}
+
+
+def cell(run, kind: str) -> str:
+    """``req/s (p50/p99 ms)`` of one kind in one run."""
+    lat = run.tally.latencies[kind]
+    return f"{len(lat) / run.elapsed:,.0f} ({pct(lat, .5):.1f}/{pct(lat, .99):.1f})"
+
+
+def one_node(port: int, folder: Path) -> subprocess.Popen[bytes]:
+    """A redis-server on a loopback port, configured as the cluster's nodes are but for cluster mode."""
+    folder.mkdir(parents=True)
+    return subprocess.Popen(
+        [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1",
+         "--save", "", "--appendonly", "no", "--dir", str(folder), "--daemonize", "no"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url).ping())
+    except redis.ConnectionError:
+        return False
 
 
 def main() -> None:
@@ -42,43 +72,50 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="svckit-cluster-bench-"))
     cluster = LocalCluster(root / "cluster").start()
+    port = free_ports(1)[0]
+    single = one_node(port, root / "tcp-node")
     failures = 0
     try:
+        tcp_url = f"redis://127.0.0.1:{port}"
+        eventually(lambda: answers(tcp_url), "the one-node redis-server to answer", 10)
         pids = ",".join(str(proc.pid) for proc in cluster.procs.values())
-        with sandbox_process(data_dir=str(root / "one"), areas=["kv"], backend="redis", seed="demo") as one, \
+        with sandbox_process(data_dir=str(root / "socket"), areas=["kv"], backend="redis", seed="demo") as on_socket, \
+                sandbox_process(data_dir=str(root / "tcp"), areas=["kv"], redis_url=tcp_url, seed="demo") as on_tcp, \
                 sandbox_process(data_dir=str(root / "three"), areas=["kv"], redis_url=cluster.url, seed="demo") as three:
-            three["REDIS_PIDS"] = pids
+            on_tcp["REDIS_PIDS"], three["REDIS_PIDS"] = str(single.pid), pids
+            envs = {"socket": on_socket, "tcp": on_tcp, "three": three}
             print(f"# cluster bench, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
-            print(f"# one node: the gateway on a redis-server child (Unix socket); three masters: the gateway on a "
-                  f"Redis Cluster of three redis-server masters (loopback TCP). {args.seconds:.0f} s per run; mix "
-                  f"{dict(zip(KV_KINDS, WEIGHTS))}; {args.procs} generator processes of svckit AsyncKV clients\n")
-            print("| clients | kind | one node req/s | p50 ms | p99 ms | errors | three masters req/s | p50 ms "
-                  "| p99 ms | errors | three / one |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            print(f"# the gateway in front of: one redis-server child on its Unix socket (the sandbox's default); "
+                  f"one redis-server on loopback TCP; a Redis Cluster of three redis-server masters on loopback TCP. "
+                  f"{args.seconds:.0f} s per run; mix {dict(zip(KV_KINDS, WEIGHTS))}; {args.procs} generator "
+                  f"processes of svckit AsyncKV clients. Cells: req/s (p50/p99 ms); ratio: all req/s to one node on TCP\n")
+            print(f"| clients | Redis | all req/s | {' | '.join(KV_KINDS)} | errors | writes verified | ratio |")
+            print("|---" * (6 + len(KV_KINDS)) + "|")
+            cpu = []
             for n in args.clients:
                 procs = min(n, args.procs)
                 runs = {}
-                for side, env in (("one", one), ("three", three)):
+                for side, env in envs.items():
                     run = drive("svckit", env, n, args.seconds, args.seed, f"{side}{n}c", kinds=KV_KINDS, procs=procs)
                     checked, bad, counters_bad = verify(env["REDIS_URL"], run.tally, cluster=side == "three")
-                    failures += sum(run.tally.errors.values()) + bad + counters_bad
-                    runs[side] = (run, checked, bad, counters_bad)
-                (a, *a_check), (b, *b_check) = runs["one"], runs["three"]
-                for kind in KV_KINDS:
-                    la, lb = a.tally.latencies[kind], b.tally.latencies[kind]
-                    ra, rb = len(la) / a.elapsed, len(lb) / b.elapsed
-                    print(f"| {n} | {kind} | {ra:,.0f} | {pct(la, .5):.1f} | {pct(la, .99):.1f} | {a.tally.errors[kind]} | "
-                          f"{rb:,.0f} | {pct(lb, .5):.1f} | {pct(lb, .99):.1f} | {b.tally.errors[kind]} | {rb / ra:.2f}× |")
-                ta, tb = a.requests / a.elapsed, b.requests / b.elapsed
-                print(f"| {n} | **all** | {ta:,.0f} | | | {sum(a.tally.errors.values())} | {tb:,.0f} | | | "
-                      f"{sum(b.tally.errors.values())} | {tb / ta:.2f}× |")
-                print(f"|  | verified | {a_check[0]:,} writes, {a_check[1]} wrong, {a_check[2]} counters wrong | | | | "
-                      f"{b_check[0]:,} writes, {b_check[1]} wrong, {b_check[2]} counters wrong | | | | |")
-                print(f"|  | CPU per request | {a.cpu_line(procs)} | | | | {b.cpu_line(procs)} | | | | |")
-                for line in a.tally.first_errors + b.tally.first_errors:
-                    print(f"#   error: {line}")
+                    errors = sum(run.tally.errors.values())
+                    failures += errors + bad + counters_bad
+                    runs[side] = run
+                    peer = runs.get("tcp", run)
+                    ratio = (run.requests / run.elapsed) / (peer.requests / peer.elapsed)
+                    print(f"| {n} | {SIDES[side]} | {run.requests / run.elapsed:,.0f} | "
+                          f"{' | '.join(cell(run, kind) for kind in KV_KINDS)} | {errors} | "
+                          f"{checked:,} ({bad} wrong, {counters_bad} counters wrong) | "
+                          f"{'' if side == 'socket' else f'{ratio:.2f}×'} |")
+                    cpu.append(f"#   {n} clients, {SIDES[side]}: {run.cpu_line(procs)}")
+                    for line in run.tally.first_errors:
+                        print(f"#   error: {line}")
+            print("\n# CPU per request")
+            print("\n".join(cpu))
     finally:
         cluster.stop()
+        single.terminate()
+        single.wait(10)
         shutil.rmtree(root, ignore_errors=True)
     print(f"\nresult: {'OK' if failures == 0 else f'FAILED ({failures} errors or lost writes)'}")
     raise SystemExit(1 if failures else 0)

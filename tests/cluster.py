@@ -22,7 +22,7 @@ from tests.conftest import eventually, process_gone, require_binary
 NODE_TIMEOUT_MS = 1000  # how long a silent master takes to be failed over: short, for the failover test
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     """``n`` distinct free loopback ports (the sockets are held until all are chosen)."""
     socks = []
     try:
@@ -52,7 +52,7 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         count = self.masters_wanted * (1 + self.replicas_wanted)
-        ports = _free_ports(2 * count)
+        ports = free_ports(2 * count)
         for port, bus in zip(ports[:count], ports[count:]):
             folder = self.root / str(port)
             folder.mkdir(parents=True)
