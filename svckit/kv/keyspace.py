@@ -260,7 +260,7 @@ def _ok(reply: Any) -> Any:
 #: so each call stays in one hash slot. A pipeline sends the script once, with its first key (which
 #: caches it on the server), and its SHA1 with the others (EVALSHA_RO): 60 bytes a key, not 400. On a
 #: Redis Cluster the text reaches only the first key's master: a key on a master that has not seen
-#: the script yet answers NOSCRIPT, and is described again with the text (:func:`_queue_unscripted`),
+#: the script yet answers NOSCRIPT, and is described again with the text (:func:`_unscripted`),
 #: which caches it there too; so a master costs that second request once, not once per describe.
 DESCRIBE_SCRIPT = """local k = KEYS[1]
 local t = redis.call('TYPE', k).ok
@@ -287,13 +287,10 @@ def _queue_script(pipe: BasePipeline, keys: Sequence[Arg]) -> None:
         pipe.evalsha_ro(DESCRIBE_SHA, [key])
 
 
-def _queue_unscripted(pipe: BasePipeline, keys: Sequence[Arg], replies: Sequence[Any]) -> list[int]:
-    """Queue the script's text (EVAL_RO) for every key whose EVALSHA_RO found no script on its master
-    (NOSCRIPT: a Redis Cluster's other masters); the indexes of those keys."""
-    again = [i for i, r in enumerate(replies) if isinstance(r, SvcError) and str(r).startswith("NOSCRIPT")]
-    for i in again:
-        pipe.eval_ro(DESCRIBE_SCRIPT, [keys[i]])
-    return again
+def _unscripted(replies: Sequence[Any]) -> list[int]:
+    """The indexes of the keys whose EVALSHA_RO found no script on their master (NOSCRIPT: a Redis
+    Cluster's other masters), to describe again with the script's text (EVAL_RO)."""
+    return [i for i, r in enumerate(replies) if isinstance(r, SvcError) and str(r).startswith("NOSCRIPT")]
 
 
 def _put_back(replies: Sequence[Any], again: list[int], more: Sequence[Any]) -> list[Any]:
@@ -350,9 +347,11 @@ def _describe(kv: KV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
         replies = pipe.exec()
-        pipe = kv.pipeline()
-        again = _queue_unscripted(pipe, keys, replies)
+        again = _unscripted(replies)
         if again:
+            pipe = kv.pipeline()
+            for i in again:
+                pipe.eval_ro(DESCRIBE_SCRIPT, [keys[i]])
             replies = _put_back(replies, again, pipe.exec())
         infos = _scripted(kv, keys, replies)
         if infos is not None:
@@ -389,9 +388,11 @@ async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> li
         pipe = kv.pipeline()
         _queue_script(pipe, keys)
         replies = await pipe.exec()
-        pipe = kv.pipeline()
-        again = _queue_unscripted(pipe, keys, replies)
+        again = _unscripted(replies)
         if again:
+            pipe = kv.pipeline()
+            for i in again:
+                pipe.eval_ro(DESCRIBE_SCRIPT, [keys[i]])
             replies = _put_back(replies, again, await pipe.exec())
         infos = _scripted(kv, keys, replies)
         if infos is not None:
