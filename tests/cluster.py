@@ -19,7 +19,12 @@ import redis
 
 from tests.conftest import eventually, process_gone, require_binary
 
-NODE_TIMEOUT_MS = 1000  # how long a silent master takes to be failed over: short, for the failover test
+#: how long a silent master takes to be marked failed: Redis's default. A Lua script that runs past the
+#: gateway's 5 s timeout silences its master that long, and a shorter timeout makes the cluster fail
+#: for the tests that come after it (tests/sandbox/kv/test_scripts.py)
+NODE_TIMEOUT_MS = 15_000
+#: the failover tests' own clusters: a killed master is failed over within seconds
+FAILOVER_NODE_TIMEOUT_MS = 1000
 
 
 def free_ports(n: int) -> list[int]:
@@ -39,8 +44,9 @@ def free_ports(n: int) -> list[int]:
 class LocalCluster:
     """``masters`` masters with ``replicas`` replicas each, in ``root`` (one directory per node)."""
 
-    def __init__(self, root: Path, masters: int = 3, replicas: int = 0) -> None:
+    def __init__(self, root: Path, masters: int = 3, replicas: int = 0, node_timeout_ms: int = NODE_TIMEOUT_MS) -> None:
         self.root, self.masters_wanted, self.replicas_wanted = root, masters, replicas
+        self.node_timeout_ms = node_timeout_ms
         self.binary = require_binary("redis-server")
         self.cli = require_binary("redis-cli")
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
@@ -59,7 +65,7 @@ class LocalCluster:
             self.procs[port] = subprocess.Popen(
                 [self.binary, "--port", str(port), "--cluster-port", str(bus), "--bind", "127.0.0.1",
                  "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+                 "--cluster-node-timeout", str(self.node_timeout_ms), "--save", "", "--appendonly", "no",
                  "--dir", str(folder), "--logfile", str(folder / "redis.log"), "--daemonize", "no"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for port in self.procs:

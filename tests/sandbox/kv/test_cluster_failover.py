@@ -7,7 +7,7 @@ of one second, one master killed with SIGKILL while requests keep coming over re
 
 from __future__ import annotations
 
-from tests.cluster import LocalCluster
+from tests.cluster import FAILOVER_NODE_TIMEOUT_MS, LocalCluster
 from tests.conftest import eventually, running
 from tests.sandbox.kv.conftest import kv_of
 
@@ -15,7 +15,7 @@ KEYS = 300
 
 
 def test_a_master_killed_fails_over_and_every_answer_is_right_or_a_503(tmp_path) -> None:
-    cluster = LocalCluster(tmp_path / "cluster", masters=3, replicas=1).start()
+    cluster = LocalCluster(tmp_path / "cluster", masters=3, replicas=1, node_timeout_ms=FAILOVER_NODE_TIMEOUT_MS).start()
     try:
         with running(tmp_path / "sandbox", areas=["kv"], redis_url=cluster.url) as sandbox:
             gw = kv_of(sandbox)
@@ -72,7 +72,8 @@ def test_a_master_killed_fails_over_and_every_answer_is_right_or_a_503(tmp_path)
 def test_requests_to_the_other_masters_are_served_while_one_is_away(tmp_path) -> None:
     """Until the cluster marks the master failed, only its slots are away; a pipeline over every
     master answers the others' commands and says which did not run."""
-    cluster = LocalCluster(tmp_path / "cluster", masters=3, replicas=0).start()
+    cluster = LocalCluster(tmp_path / "cluster", masters=3, replicas=0,
+                           node_timeout_ms=FAILOVER_NODE_TIMEOUT_MS).start()
     try:
         with running(tmp_path / "sandbox", areas=["kv"], redis_url=cluster.url) as sandbox:
             gw = kv_of(sandbox)
