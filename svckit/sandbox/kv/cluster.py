@@ -137,13 +137,15 @@ class Topology:
                 self._read_shards()
             self._read_at = time.monotonic()
 
-    async def moved(self, redirect: str) -> None:
-        """``MOVED <slot> <host:port>``: that slot has another master now; redis-py notes it (a new node
-        too), as its own client does on MOVED."""
-        try:
-            await self.client.nodes_manager.move_slot(MovedError(redirect.split(" ", 1)[1]))
-        except (KeyError, ValueError, RedisError, RedisClusterException):  # a slot it did not know: read it all
-            await self.refresh()
+    async def moved(self, *redirects: str) -> None:
+        """``MOVED <slot> <host:port>`` replies: each slot has another master now; redis-py notes them (a
+        new node too), as its own client does on MOVED. The masters' order is read once for them all
+        (a walk of the 16,384 slots)."""
+        for redirect in redirects:
+            try:
+                await self.client.nodes_manager.move_slot(MovedError(redirect.split(" ", 1)[1]))
+            except (KeyError, ValueError, RedisError, RedisClusterException):  # a slot it did not know: read it all
+                await self.refresh()
         self._read_shards()
 
     def _read_shards(self) -> None:
@@ -377,8 +379,8 @@ class ClusterPool:
         failed = [r for r in results if isinstance(r, BaseException)]
         if failed and (len(failed) == len(results) or not all(isinstance(r, NotRun) for r in failed)):
             raise failed[0]  # nothing ran (503); or a connection lost mid-way, or a refused login
-        moved: dict[int, ClusterNode] = {}
-        for (node, rows), result in zip(groups, results):
+        moved: list[int] = []
+        for (_, rows), result in zip(groups, results):
             for n, i in enumerate(rows):
                 if isinstance(result, BaseException):  # this master is gone; the other parts ran
                     replies[i] = ResponseError(f"TRYAGAIN this command did not run: {result}")
@@ -386,10 +388,9 @@ class ClusterPool:
                 reply = result[n]
                 replies[i] = reply
                 if redirects and isinstance(reply, ResponseError) and error_text(reply).startswith("MOVED "):
-                    moved[i] = node
+                    moved.append(i)
         if moved:
-            for i in moved:
-                await self.topology.moved(error_text(replies[i]))
+            await self.topology.moved(*(error_text(replies[i]) for i in moved))
             again: dict[int, ClusterNode] = {}
             for i in moved:
                 route = await self.topology.node_of(batch[i])
