@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.cluster: the tests' local cluster
 
@@ -32,7 +29,7 @@ from _child import sandbox_process
 from load_bench import DEFAULT_PROCS, KINDS, WEIGHTS, drive, machine, pct, verify
 
 from tests.cluster import LocalCluster, free_ports
-from tests.conftest import eventually
+from tests.conftest import redis_server
 
 KV_KINDS = KINDS[:4]
 
@@ -46,22 +43,6 @@ def cell(run, kind: str) -> str:
     return f"{len(lat) / run.elapsed:,.0f} ({pct(lat, .5):.1f}/{pct(lat, .99):.1f})"
 
 
-def one_node(port: int, folder: Path) -> subprocess.Popen[bytes]:
-    """A redis-server on a loopback port, configured as the cluster's nodes are but for cluster mode."""
-    folder.mkdir(parents=True)
-    return subprocess.Popen(
-        [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind", "127.0.0.1",
-         "--save", "", "--appendonly", "no", "--dir", str(folder), "--daemonize", "no"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def answers(url: str) -> bool:
-    try:
-        return bool(redis.Redis.from_url(url).ping())
-    except redis.ConnectionError:
-        return False
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each run (default 20)")
@@ -73,11 +54,11 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="svckit-cluster-bench-"))
     cluster = LocalCluster(root / "cluster").start()
     port = free_ports(1)[0]
-    single = one_node(port, root / "tcp-node")
+    (root / "tcp-node").mkdir()
+    single = redis_server(port, root / "tcp-node")  # as the cluster's nodes are, but for cluster mode
     failures = 0
     try:
         tcp_url = f"redis://127.0.0.1:{port}"
-        eventually(lambda: answers(tcp_url), "the one-node redis-server to answer", 10)
         pids = ",".join(str(proc.pid) for proc in cluster.procs.values())
         with sandbox_process(data_dir=str(root / "socket"), areas=["kv"], backend="redis", seed="demo") as on_socket, \
                 sandbox_process(data_dir=str(root / "tcp"), areas=["kv"], redis_url=tcp_url, seed="demo") as on_tcp, \
