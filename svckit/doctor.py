@@ -30,9 +30,32 @@ from importlib import metadata
 DISTRIBUTION = "svckit"
 #: the extras a full install has (``pip install svckit[all]``), and the ones ``all`` stands for
 ALL_EXTRAS = ("sandbox", "local", "notebook")
+#: the extras of the checkout that runs the tests (``pip install -e ".[all,dev]"``)
+TEST_EXTRAS = (*ALL_EXTRAS, "dev")
 #: modules that need an extra, by name prefix; everything else needs only the core dependencies
 MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.vector.local": "local",
                  "svckit.export": "notebook"}
+
+
+def known_extras() -> list[str]:
+    """The extras svckit's installed metadata declares (``Provides-Extra``), sorted."""
+    return sorted(set(metadata.metadata(DISTRIBUTION).get_all("Provides-Extra") or []))
+
+
+def resolve_extras(names: Iterable[str]) -> list[str]:
+    """``names`` with ``all`` written out as :data:`ALL_EXTRAS`, each once; ValueError naming the
+    known extras when one is not an extra of svckit (a typo must not pass as "nothing missing")."""
+    known = known_extras()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"unknown extra{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"svckit's extras are: {', '.join(known)}")
+    out: list[str] = []
+    for name in names:
+        for extra in ALL_EXTRAS if name == "all" else (name,):
+            if extra not in out:
+                out.append(extra)
+    return out
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,33 @@ def hide_package(tmp_path: Path, name: str) -> dict[str, str]:
 
 
 def test_this_install_is_complete(capsys):
-    assert doctor.check() == []
-    assert main(["doctor"]) == 0
+    assert doctor.check(doctor.TEST_EXTRAS) == []
+    assert main(["doctor", "--extras", "all,dev"]) == 0
     assert "everything svckit needs is installed" in capsys.readouterr().out
+
+
+def test_the_default_checks_what_svckit_all_installs_and_dev_only_when_asked(monkeypatch, capsys):
+    checked: list[list[str]] = []
+    monkeypatch.setattr(doctor, "check", lambda extras: checked.append(list(extras)) or [])
+    assert main(["doctor"]) == 0
+    assert main(["doctor", "--extras", "dev, all"]) == 0
+    assert checked == [["sandbox", "local", "notebook"], ["dev", "sandbox", "local", "notebook"]]
+
+
+def test_an_unknown_extra_is_a_usage_error_naming_the_known_ones():
+    proc = subprocess.run([sys.executable, "-m", "svckit.cli", "doctor", "--extras", "sandbox,bogus"],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert proc.returncode == 2
+    assert "unknown extra 'bogus'" in proc.stderr
+    assert "svckit's extras are: all, bench, dev, local, notebook, sandbox" in proc.stderr
+    assert "everything svckit needs is installed" not in proc.stdout
+
+
+def test_help_is_plain_text():
+    proc = subprocess.run([sys.executable, "-m", "svckit.cli", "--help"], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert proc.returncode == 0 and "svckit demo" in proc.stdout
+    assert "``" not in proc.stdout and ":func:" not in proc.stdout
 
 
 def test_a_missing_widget_dependency_is_named(tmp_path):
