@@ -415,20 +415,23 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
     core = KeyspaceAnalysis(pattern, sample, delimiter, depth, top, big_value_bytes, big_length, seed)
 
     cancelled = Cancelled("the keyspace analysis was cancelled; run it again for a report")
+    # Key names are walked and described as bytes: a name that is not UTF-8 would come back from a
+    # decoding client with U+FFFD in it, which names another key (and would count as vanished).
+    names = kv.as_bytes()
     scan = KeyScan(pattern, count=scan_count)
     # Far from the service every request is a round trip: DBSIZE goes beside the first SCAN call,
     # and the describing pipelines beside the walk (complete pass) or side by side after it (the
     # sample is known only once the walk ends), so the pass takes about its SCAN chain.
     with InFlight() as beside:
         dbsize = beside.submit(kv.dbsize)
-        steps = walk_keys(kv, scan, total=dbsize.result, cancel=cancel,
+        steps = walk_keys(names, scan, total=dbsize.result, cancel=cancel,
                           progress=progress, dedupe=False, keep=False)
         with closing(steps):
             for _, keys in steps:
                 for chunk in batches(core.add_names(keys), batch):
                     if is_cancelled(cancel):
                         raise cancelled
-                    beside.submit(describe_keys, kv, chunk, then=core.add_infos)
+                    beside.submit(describe_keys, names, chunk, then=core.add_infos)
     if not scan.complete:  # the walk ends early only when cancelled
         raise cancelled
     todo = core.sample_keys() if sample is not None else []
@@ -444,7 +447,7 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
         for chunk in batches(todo, batch):
             if is_cancelled(cancel):
                 raise cancelled
-            beside.submit(describe_keys, kv, chunk, then=took)
+            beside.submit(describe_keys, names, chunk, then=took)
     return core.report(time.perf_counter() - started)
 
 

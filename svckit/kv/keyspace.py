@@ -314,7 +314,7 @@ def _queue_describe(pipe: BasePipeline, keys: Sequence[Arg]) -> None:
 
 
 def _decode_describe(keys: Sequence[Any], replies: Sequence[Any]) -> list[KeyInfo]:
-    return [KeyInfo(key, _ok(replies[3 * i]), _ok(replies[3 * i + 1]), _ok(replies[3 * i + 2]))
+    return [KeyInfo(key, _text(_ok(replies[3 * i])), _ok(replies[3 * i + 1]), _ok(replies[3 * i + 2]))
             for i, key in enumerate(keys)]
 
 
@@ -367,20 +367,89 @@ def _describe(kv: KV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
     return infos
 
 
+# A key name that is not UTF-8 cannot be named in a pipeline (a pipeline is JSON): such keys (rare)
+# are described one by one, with single commands, which carry any bytes. One sans-I/O recipe, run by
+# a sync and an async driver.
+
+
+def _binary_names(keys: Sequence[Arg]) -> dict[int, Arg]:
+    """The keys no pipeline can name (bytes that are not UTF-8), by their index in ``keys``."""
+    out: dict[int, Arg] = {}
+    for i, key in enumerate(keys):
+        if isinstance(key, (bytes, bytearray)):
+            try:
+                key.decode("utf-8")
+            except UnicodeDecodeError:
+                out[i] = key
+    return out
+
+
+def _describe_alone(key: Arg, scripted: bool, lengths: bool) -> Generator[tuple[Any, ...], Any, KeyInfo]:
+    """Describe one key with single commands: yields each command, is sent its reply (or the error)."""
+    if scripted and lengths:
+        reply = yield ("EVAL_RO", DESCRIBE_SCRIPT, 1, key)
+        if not isinstance(reply, SvcError):
+            return KeyInfo(key, _text(reply[0]), reply[1], reply[2], reply[3])
+    replies = [(yield ("TYPE", key)), (yield ("PTTL", key)), (yield ("MEMORY", "USAGE", key))]
+    info = _decode_describe([key], replies)[0]
+    helper = LENGTH_HELPERS.get(info.type or "")
+    if lengths and helper is not None:
+        info = replace(info, length=_ok((yield (helper.upper(), key))))
+    return info
+
+
+def _merge(keys: Sequence[Arg], alone: dict[int, Arg], piped: list[KeyInfo], singles: list[KeyInfo]) -> list[KeyInfo]:
+    """The infos in the order of ``keys``: ``singles`` for the ``alone`` ones, ``piped`` for the rest."""
+    if not alone:
+        return piped
+    by_index = dict(zip(alone, singles, strict=True))
+    rest = iter(piped)
+    return [by_index[i] if i in by_index else next(rest) for i in range(len(keys))]
+
+
+def _run_alone(kv: KV[Any], steps: Generator[tuple[Any, ...], Any, KeyInfo]) -> KeyInfo:
+    reply: Any = None
+    try:
+        while True:
+            command = steps.send(reply)
+            try:
+                reply = kv.execute(*command)
+            except SvcError as exc:
+                reply = exc
+    except StopIteration as done:
+        return done.value
+
+
+async def _arun_alone(kv: AsyncKV[Any], steps: Generator[tuple[Any, ...], Any, KeyInfo]) -> KeyInfo:
+    reply: Any = None
+    try:
+        while True:
+            command = steps.send(reply)
+            try:
+                reply = await kv.execute(*command)
+            except SvcError as exc:
+                reply = exc
+    except StopIteration as done:
+        return done.value
+
+
 def describe_keys(kv: KV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
     """TYPE, PTTL, MEMORY USAGE and (with ``lengths``) the length of every key, in one request per
     :data:`DESCRIBE_BATCH` keys (those requests side by side: :class:`~svckit._inflight.InFlight`):
     one :data:`DESCRIBE_SCRIPT` call per key in one pipeline (on a Redis Cluster, a second request
     for the keys of masters that had not cached the script yet). Where the server refuses the script,
     TYPE, PTTL and MEMORY USAGE in one pipeline, then the lengths in a second (the length command
-    depends on the type just read)."""
-    if len(keys) <= DESCRIBE_BATCH:
-        return _describe(kv, keys, lengths) if keys else []
+    depends on the type just read). A key name that is not UTF-8 is described with single commands."""
+    alone = _binary_names(keys)
+    piped = [key for i, key in enumerate(keys) if i not in alone] if alone else keys
+    singles = [_run_alone(kv, _describe_alone(key, kv not in _NO_SCRIPT, lengths)) for key in alone.values()]
+    if len(piped) <= DESCRIBE_BATCH:
+        return _merge(keys, alone, _describe(kv, piped, lengths) if piped else [], singles)
     infos: list[KeyInfo] = []
     with InFlight() as beside:
-        for batch in batches(keys, DESCRIBE_BATCH):
+        for batch in batches(piped, DESCRIBE_BATCH):
             beside.submit(_describe, kv, batch, lengths, then=infos.extend)
-    return infos
+    return _merge(keys, alone, infos, singles)
 
 
 async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> list[KeyInfo]:
@@ -410,8 +479,11 @@ async def _adescribe(kv: AsyncKV[Any], keys: Sequence[Arg], lengths: bool) -> li
 
 async def adescribe_keys(kv: AsyncKV[Any], keys: Sequence[Arg], *, lengths: bool = True) -> list[KeyInfo]:
     """:func:`describe_keys` for :class:`~svckit.kv.AsyncKV` (its batches side by side: ``agather``)."""
-    described = await agather(_adescribe(kv, batch, lengths) for batch in batches(keys, DESCRIBE_BATCH))
-    return [info for infos in described for info in infos]
+    alone = _binary_names(keys)
+    piped = [key for i, key in enumerate(keys) if i not in alone] if alone else keys
+    singles = [await _arun_alone(kv, _describe_alone(key, kv not in _NO_SCRIPT, lengths)) for key in alone.values()]
+    described = await agather(_adescribe(kv, batch, lengths) for batch in batches(piped, DESCRIBE_BATCH))
+    return _merge(keys, alone, [info for infos in described for info in infos], singles)
 
 
 # -- reading values: a page, or the whole value -------------------------------------------------

@@ -274,3 +274,30 @@ def test_progress_reports_the_scan_of_dbsize_then_the_sample_described(kv: KV[st
     calls = len(scan)
     assert steps[len(scan):] == [Progress("describe", done, 50, "keys", round_trips=calls + 1 + i)
                                  for i, done in enumerate((20, 40, 50), 1)]
+
+
+@pytest.mark.parametrize("sample", [None, 10], ids=["complete", "sampled"])
+def test_a_key_name_that_is_not_utf8_is_described_not_counted_as_vanished(kv: KV[str], sample: int | None) -> None:
+    # A decoding client turns b"\xff\r" into "\ufffd\r", another key: the pass walks and describes the
+    # names as bytes (and describes such a name with single commands: a pipeline is JSON)
+    fill(kv, {f"text:{i}": "x" for i in range(5)})
+    raw = kv.as_bytes()
+    raw.set(b"\xff\r", b"\x00\x01")
+    raw.rpush(b"bin:\xfe", b"a", b"b", b"c")
+    report = analyze_keyspace(kv, sample=sample, progress=False)
+    assert (report.total_keys, report.vanished, report.sample_size) == (7, 0, 7)
+    prefixes = report.by_prefix.set_index("prefix")
+    assert prefixes.loc["bin", "keys"] == 1 and prefixes.loc[NO_PREFIX, "keys"] == 1
+    lists = report.biggest[report.biggest["type"] == "list"]
+    assert lists["key"].tolist() == ["bin:\\xfe"] and lists["length"].tolist() == [3]
+
+
+async def test_describing_keys_keeps_their_order_when_some_names_are_not_utf8(akv) -> None:
+    from svckit.kv import adescribe_keys
+
+    raw = akv.as_bytes()
+    await raw.set(b"a", b"1")
+    await raw.hset(b"\xff", b"f", b"v")
+    infos = await adescribe_keys(raw, [b"a", b"\xff", b"missing"])
+    assert [(i.key, i.type, i.length) for i in infos] == [(b"a", "string", 1), (b"\xff", "hash", 1),
+                                                          (b"missing", "none", None)]
