@@ -1,5 +1,8 @@
 """A Redis Cluster of ``redis-server`` processes on loopback ports, for the tests that put the
-key-value gateway in front of one (``redis_cluster`` in tests/conftest.py, and the failover test's own).
+key-value gateway in front of one. Every sandbox gets a cluster of its own (:func:`local_cluster`):
+``redis_cluster`` in tests/conftest.py (the key-value suites), the widgets' demo cluster, the gateway's
+cluster tests (which FLUSHALL it) and the failover tests. A cluster shared by two sandboxes would
+carry one's keys into the other's counts.
 
 Each node listens on 127.0.0.1 only, on a free port and a free cluster-bus port; ``redis-cli --cluster
 create`` assigns the slots and the replicas. No password: nothing but loopback reaches it, and the
@@ -12,7 +15,8 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import redis
@@ -153,3 +157,13 @@ class LocalCluster:
             except redis.RedisError:
                 return False
         eventually(probe, what, timeout)
+
+
+@contextmanager
+def local_cluster(root: Path, **options: int) -> Iterator[LocalCluster]:
+    """A started :class:`LocalCluster` in ``root``, stopped on exit (``options``: its constructor's)."""
+    cluster = LocalCluster(root, **options).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

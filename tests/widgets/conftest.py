@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from svckit.sandbox import Sandbox
+from tests.cluster import local_cluster
 from tests.conftest import running
 from tests.widgets.timeline_runs import Workflows
 
@@ -61,10 +62,11 @@ def kv(clients):
 
 
 @pytest.fixture(scope="session")
-def demo_cluster_sandbox(redis_cluster, tmp_path_factory) -> Iterator[Sandbox]:
-    """Areas A and C with the demo data, area A in front of the session's Redis Cluster."""
-    with running(tmp_path_factory.mktemp("demo-cluster"), areas=["kv", "account"], seed="demo",
-                 redis_url=redis_cluster.url) as sandbox:
+def demo_cluster_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
+    """Areas A and C with the demo data, area A in front of a Redis Cluster of its own."""
+    with local_cluster(tmp_path_factory.mktemp("demo-cluster-nodes")) as cluster, \
+            running(tmp_path_factory.mktemp("demo-cluster"), areas=["kv", "account"], seed="demo",
+                    redis_url=cluster.url) as sandbox:
         yield sandbox
 
 

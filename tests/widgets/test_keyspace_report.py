@@ -3,7 +3,10 @@ thread fills the summary, the tables and both figures; the complete toggle; Canc
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,3 +99,17 @@ def test_cancel_stops_a_running_pass_and_keeps_the_last_report(kv: KV[str]) -> N
     assert w.wait(30)
     assert w.report is first and "Cancelled" in w.message_view.value
     assert w.run_button.disabled is False
+
+
+@pytest.mark.slow
+def test_the_report_passes_after_a_test_that_wrote_a_binary_key_on_a_cluster(tmp_path) -> None:
+    # The order that once failed: a key-value test wrote b"\xff\r" to the cluster the report's
+    # sandbox shared, and the report counted it vanished. Run in that order, in one process.
+    root = Path(__file__).resolve().parents[2]
+    order = ["tests/kv/test_async_client.py::test_binary_and_resp2_clients[cluster]",
+             "tests/widgets/test_keyspace_report.py::test_a_sampled_run_fills_summary_tables_and_figures[redis-cluster]",
+             "tests/widgets/test_keyspace_report.py::test_the_complete_toggle_describes_every_key[redis-cluster]"]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           "-n", "0", f"--basetemp={tmp_path / 'run'}", *order],
+                          cwd=root, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0 and "3 passed" in proc.stdout, proc.stdout[-3000:]

@@ -19,13 +19,20 @@ from redis.crc import key_slot
 
 from svckit.kv import KV
 from svckit.sandbox import Sandbox
-from tests.cluster import LocalCluster
+from tests.cluster import LocalCluster, local_cluster
 from tests.conftest import redis_server, running, start_sandbox
 from tests.sandbox.kv.conftest import KV as Gateway
 from tests.sandbox.kv.conftest import kv_of
 from tests.sandbox.kv.test_events import _data_lines
 
 CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
+
+
+@pytest.fixture(scope="module")
+def redis_cluster(tmp_path_factory) -> Iterator[LocalCluster]:
+    """This module's own cluster (its tests FLUSHALL it), in place of the session's."""
+    with local_cluster(tmp_path_factory.mktemp("cluster-nodes")) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")
