@@ -1,4 +1,4 @@
-"""The ``svckit`` command: ``svckit sandbox`` serves the four interfaces on loopback."""
+"""The ``svckit`` command: ``sandbox``, ``demo`` and ``doctor`` (:data:`DESCRIPTION`, what ``--help`` says)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+DESCRIPTION = ("Explore and operate key-value, vector, account and workflow services from Jupyter. "
+               "'svckit demo' starts the embedded sandbox with demo data and JupyterLab on the tour; "
+               "'svckit sandbox' serves all four interfaces on loopback; 'svckit doctor' checks the install.")
 DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "svckit" / "sandbox"
 
 
@@ -121,7 +124,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         sandbox.start()
         env = demo.kernel_env(sandbox.env)
-        print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'})", file=sys.stderr)
+        print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'}; data in {sandbox.data_dir})",
+              file=sys.stderr)
         if args.execute:
             out = args.out or Path(tempfile.mkdtemp(prefix="svckit-demo-html-"))
             print(f"[svckit demo] running {len(notebooks)} notebook(s); HTML goes to {out}", flush=True)
@@ -136,12 +140,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
             return 1 if failed else 0
         workdir = args.workdir or DEFAULT_DATA_DIR.parent / "notebooks"
         demo.copy_notebooks(workdir, args.notebooks)
-        print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR}", file=sys.stderr)
-        return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser)
+        print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR} (its log: "
+              f"{demo.lab_log_path(workdir)})", file=sys.stderr)
+        return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser,
+                            when_ready=lambda: _say_if_still_seeding(sandbox))
     finally:
         sandbox.stop()
         if fresh is not None:
             shutil.rmtree(fresh, ignore_errors=True)
+
+
+def _extras_option(value: str) -> list[str]:
+    """``--extras a,b``: the extras named, ``all`` written out; an unknown one is a usage error (exit 2)."""
+    from svckit import doctor
+
+    try:
+        return doctor.resolve_extras([e.strip() for e in value.split(",") if e.strip()])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _say_if_still_seeding(sandbox: Any) -> None:
+    """Once the URL is out: if the demo corpus is still being embedded (minutes on a CPU, the first
+    time), say so; the sandbox logs a line when it is ready."""
+    if not sandbox.wait_settled(timeout=2.0):
+        print("[svckit demo] The vector demo data is still being embedded (a few minutes on a CPU, the first "
+              "time; vector queries wait for it). A line here says when it is ready.", file=sys.stderr, flush=True)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -149,8 +173,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     sandbox's health; exit 1 naming what is missing or failing."""
     from svckit import doctor
 
-    extras = [e.strip() for e in args.extras.split(",") if e.strip()]
-    problems = doctor.check(extras)
+    problems = doctor.check(args.extras)
     print(doctor.report(problems))
     healthy = True
     if args.sandbox:
@@ -160,7 +183,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="svckit", description=__doc__)
+    parser = argparse.ArgumentParser(prog="svckit", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("sandbox", help="serve all four interfaces on loopback and print the SVC_* variables")
     add_sandbox_options(p)
@@ -182,8 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--lab-port", type=int, default=None, help="JupyterLab port (default: its own choice)")
     d.add_argument("--no-browser", action="store_true", help="do not open a browser")
     c = sub.add_parser("doctor", help="check that everything svckit needs is installed (names what is missing)")
-    c.add_argument("--extras", default="sandbox,local,notebook",
-                   help="comma-separated extras to check besides the core (default: all of them)")
+    c.add_argument("--extras", type=_extras_option, default="all",
+                   help="comma-separated extras to check besides the core: sandbox, local, notebook, dev, "
+                        "bench, or all (default: all = sandbox,local,notebook, what svckit[all] installs)")
     c.add_argument("--sandbox", metavar="URL", default=None,
                    help="also read the health of the sandbox running at URL (its base URL, e.g. "
                         "http://127.0.0.1:8080): Redis, the vector index, SQLite")

@@ -25,7 +25,7 @@ import time
 import urllib.request
 import warnings
 import webbrowser
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -314,29 +314,49 @@ def can_open_browser() -> bool:
     return True
 
 
+def lab_log_path(workdir: Path) -> Path:
+    """Where ``svckit demo`` writes JupyterLab's own log (beside the notebooks' folder)."""
+    return workdir.parent / "jupyterlab.log"
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
 def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, no_browser: bool = False,
-            out: Any = None) -> int:
+            out: Any = None, when_ready: Callable[[], None] | None = None) -> int:
     """Run JupyterLab in ``workdir`` with the tour open until it exits (Ctrl-C stops it).
 
     svckit opens the browser itself (JupyterLab is started with ``--no-browser``): so it can print the
     tour's URL, token included, on a line of its own once the server answers, and say plainly when no
-    browser can be opened here.
+    browser can be opened here. JupyterLab's own log goes to :func:`lab_log_path`, this run's only
+    (its tail is shown if it fails to start), so the terminal holds svckit's lines only.
+    ``when_ready`` runs once the URL is printed.
     """
     out = out if out is not None else sys.stdout
     port = port or free_port()
     token = secrets.token_hex(24)
+    settings = quiet_lab_settings(workdir.parent / "lab-app-settings")
+    log_path = lab_log_path(workdir)
     # a session of its own: Ctrl-C reaches svckit only, which then stops JupyterLab cleanly (JupyterLab
     # itself would answer SIGINT with a "Shutdown this Jupyter server (y/[n])?" prompt)
-    settings = quiet_lab_settings(workdir.parent / "lab-app-settings")
-    proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, token=token, extra=settings),
-                            cwd=workdir, env=dict(env), start_new_session=True)
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, token=token, extra=settings),
+                                cwd=workdir, env=dict(env), start_new_session=True, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT)
 
     def stop_on_sigterm(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt  # same path as Ctrl-C: stop JupyterLab, then the sandbox
 
     previous = signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
-        wait_for_lab(port, token, proc)
+        try:
+            wait_for_lab(port, token, proc)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}; the end of its log ({log_path}):\n{_log_tail(log_path)}") from None
         url = lab_url(port, token)
         print("[svckit demo] JupyterLab is ready; the tour notebook is at:", file=out)
         print(url, file=out)
@@ -345,6 +365,8 @@ def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, n
         elif not can_open_browser() or not webbrowser.open(url, new=2):
             print("[svckit demo] No browser can be opened here (no display): open the URL above yourself.", file=out)
         print("[svckit demo] Ctrl-C stops JupyterLab and the sandbox.", file=out, flush=True)
+        if when_ready is not None:
+            when_ready()
         return proc.wait()
     except KeyboardInterrupt:
         return 0 if stop_process(proc) in (0, -signal.SIGTERM) else 1

@@ -7,6 +7,7 @@ context manager; ``svckit sandbox`` (svckit/cli.py) runs the same thing in the f
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import gc
 import importlib
@@ -409,6 +410,23 @@ class Sandbox:
 
         texts = asyncio.run_coroutine_threadsafe(read(), loop).result(timeout)
         return {name: text for name, text in zip(self.area_names, texts, strict=True) if text}
+
+    def wait_settled(self, timeout: float | None = None) -> bool:
+        """Whether every area's start-up work (the embedding model, the demo corpus) is done, waiting
+        up to ``timeout`` seconds for it (None: as long as it takes). The work goes on either way."""
+        loop = self._loop
+        if loop is None or self._thread is None:
+            return True
+
+        async def settle() -> None:
+            for area in self.areas:  # shielded: giving up waiting must not cancel the work waited for
+                await asyncio.shield(area.settled())
+
+        try:
+            asyncio.run_coroutine_threadsafe(settle(), loop).result(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
 
     def area(self, name: str) -> Area:
         return self.areas[self.area_names.index(name)]

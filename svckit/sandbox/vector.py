@@ -45,6 +45,7 @@ import functools
 import json
 import logging
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -160,6 +161,7 @@ class VectorArea(Area):
         self.seeding = asyncio.create_task(self._seed_demo())
 
     async def _seed_demo(self) -> None:
+        started = time.monotonic()
         corpus = await anyio.to_thread.run_sync(load_demo_corpus, self.demo_limit)
         ids = [item["id"] for item in corpus]
         todo: dict[str, list[dict[str, Any]]] = {}
@@ -179,7 +181,9 @@ class VectorArea(Area):
                 if batch:
                     await anyio.to_thread.run_sync(self.indexes[index_name].upsert_data, batch)
                     self.pending[index_name] -= len(batch)
-        log.info("vector: demo corpus ready (%d items in %s)", len(corpus), ", ".join(SEEDED_INDEXES))
+        embedded = sum(len(t) for t in todo.values())
+        log.info("vector: demo corpus ready (%d items in %s; %s)", len(corpus), ", ".join(SEEDED_INDEXES),
+                 f"{embedded} stored in {time.monotonic() - started:.0f} s" if embedded else "already stored")
 
     async def settled(self) -> None:
         """Wait until the model has loaded and a running demo seed has finished."""

@@ -159,3 +159,54 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
     assert ABORT not in ours and "Traceback" not in ours, ours[-3000:]
     assert "without encryption" not in stderr
     assert_nothing_left(marker, tmpdir)
+
+
+@pytest.mark.timeout(600)
+def test_demo_prints_its_own_lines_only_says_when_the_vector_data_is_ready_and_ctrl_c_stops_it(tmp_path):
+    # What a person sees in the terminal: svckit's lines, the URL once, a line when the demo corpus is
+    # embedded; JupyterLab's own log goes to a file. Ctrl-C reaches the whole foreground process group
+    # (as in a terminal): the sandbox's redis-server child must not die first and be restarted.
+    env, marker, tmpdir = marked_env(tmp_path)
+    workdir = tmp_path / "notebooks"
+    proc = subprocess.Popen(svckit("demo", "--workdir", str(workdir), "--areas", "kv,vector", "--demo-limit", "16",
+                                   "--no-browser", "--data-dir", str(tmp_path / "data")),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    stderr_lines: list[str] = []
+    try:
+        for line in proc.stderr:  # type: ignore[union-attr]
+            stderr_lines.append(line.rstrip("\n"))
+            if "vector: demo corpus ready" in line:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
+        stdout, rest = proc.communicate(timeout=120)
+    stderr_lines += rest.splitlines()
+    assert proc.returncode == 0, "\n".join(stderr_lines[-30:])
+    assert [line for line in stderr_lines if not line.startswith("[svckit ")] == []
+    assert not any("restarting" in line for line in stderr_lines), stderr_lines
+    ready = next(i for i, line in enumerate(stderr_lines) if "vector: demo corpus ready (16 items" in line)
+    note = [i for i, line in enumerate(stderr_lines) if "still being embedded" in line]
+    assert note == [] or note[0] < ready  # said while it is so, never after
+    out = stdout.splitlines()
+    assert len([line for line in out if URL_LINE.match(line)]) == 1, out
+    assert [line for line in out if not URL_LINE.match(line) and not line.startswith("[svckit demo] ")] == []
+    assert "Jupyter Server" in (tmp_path / "jupyterlab.log").read_text()  # its log is kept, in the file
+    assert_nothing_left(marker, tmpdir)
+
+
+def test_the_still_embedding_note_appears_only_while_the_sandbox_has_not_settled(capsys):
+    from svckit.cli import _say_if_still_seeding
+
+    class Settling:
+        def __init__(self, settled: bool) -> None:
+            self.settled, self.waited = settled, None
+
+        def wait_settled(self, timeout: float | None = None) -> bool:
+            self.waited = timeout
+            return self.settled
+
+    done, busy = Settling(True), Settling(False)
+    _say_if_still_seeding(done)
+    assert capsys.readouterr().err == "" and done.waited is not None  # it waits briefly, never for ever
+    _say_if_still_seeding(busy)
+    assert "still being embedded" in capsys.readouterr().err

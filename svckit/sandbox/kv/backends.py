@@ -286,10 +286,13 @@ class RedisChild(Backend):
 
         Started from the event-loop thread, which lives as long as the sandbox serves: the death
         signal fires when that thread ends, i.e. when the sandbox is gone. Popen is quick (no wait);
-        the preexec_fn only calls the prctl resolved above."""
+        the preexec_fn only calls the prctl resolved above. A process group of its own: a Ctrl-C in
+        the terminal (SIGINT to the foreground group) stops the sandbox, which then stops its child,
+        instead of killing the child first (which the supervisor would then restart, and say so)."""
         self.proc = subprocess.Popen(  # noqa: ASYNC220
             self._args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            umask=0o077, preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
+            umask=0o077, process_group=0,
+            preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
         self.started_at = time.monotonic()
         if _PRCTL is None:
             self._start_watchdog()
