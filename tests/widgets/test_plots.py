@@ -69,3 +69,18 @@ def test_projection_categorical_colour_makes_one_trace_per_value_and_marks_hits_
     names = [t.name for t in fig.data]
     assert names == ["x", "y", "hits", "query"]
     assert list(fig.data[2].x) == [1.0] and fig.data[3].marker.symbol == "star"
+
+
+def test_the_profile_rate_axis_fixes_its_ticks_only_over_the_points_it_has():
+    # plotly's default date range with no point is a year: a one-second dtick over it is 31 million
+    # ticks, which held the browser for minutes when a profiler was shown before its first event
+    from svckit.kv import MonitorProfile
+
+    snap = MonitorProfile().snapshot()
+    assert len(snap.rate) == 0
+    empty = _plots.profile_figure(snap.rate, snap.commands, snap.keys, snap.prefixes)
+    assert empty.layout.xaxis.dtick is None and empty.layout.xaxis.type == "date"
+    times = pd.date_range("2026-11-28 12:00", periods=12, freq="s", tz="UTC")
+    rate = pd.DataFrame({"time": times, "commands": np.arange(12.0)})
+    full = _plots.profile_figure(rate, snap.commands, snap.keys, snap.prefixes)
+    assert full.layout.xaxis.dtick == 3000  # a tick every 3 s: 4 ticks over 12 points

@@ -115,9 +115,11 @@ def profile_figure(rate: pd.DataFrame, commands: pd.DataFrame, keys: pd.DataFram
                              hovertemplate="%{y}: %{x:,.0f} (error ≤ %{customdata:,.0f})<extra></extra>"),
                       row=row, col=col)
         fig.update_yaxes(autorange="reversed", automargin=True, row=row, col=col)
-    # whole seconds, at most about five ticks: the rate has one point per second
-    fig.update_xaxes(type="date", tickformat="%H:%M:%S", dtick=1000 * max(1, -(-len(rate) // 5)), tickangle=0,
-                     row=1, col=1)
+    # whole seconds, at most about five ticks: the rate has one point per second. With no point yet
+    # plotly's default date range is a year, and a one-second dtick over it is 31 million ticks,
+    # which held the browser's main thread for minutes: ticks are fixed only over the points' span.
+    seconds = {"dtick": 1000 * -(-len(rate) // 5)} if len(rate) else {}
+    fig.update_xaxes(type="date", tickformat="%H:%M:%S", tickangle=0, row=1, col=1, **seconds)
     fig.update_layout(title=title, template=TEMPLATE, height=580, showlegend=False,
                       margin={"l": 10, "r": 10, "t": 60, "b": 30})
     return fig
