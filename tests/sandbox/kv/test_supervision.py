@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from svckit.errors import ServerError
-from svckit.kv import KV
+from svckit.kv import KV, RetryPolicy
 from svckit.sandbox.kv import backends, gateway
 from svckit.sandbox.kv.backends import restart_delay
 from tests.conftest import eventually, process_gone, redis_server, start_sandbox
@@ -139,7 +139,9 @@ def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
     monkeypatch.setattr(gateway, "RESTART_HOLD", 0.0)
     sandbox = start_sandbox(areas=["kv"], backend="redis")
     kv = kv_of(sandbox)
-    client = KV(kv.url, kv.token)
+    # attempts enough for the whole restart: the supervisor notices the death up to a second late
+    # and the restart itself takes longer on a busy machine; every 503 in between asks for 1-3 s
+    client = KV(kv.url, kv.token, retry=RetryPolicy(attempts=8))
     try:
         client.set("greeting", "hello")
         pid = sandbox.area("kv").backend.pid
