@@ -246,7 +246,8 @@ def prepare(name: str, target: Target) -> Path:
     tests = ", ".join(f'"{t}"' for t in target.tests)
     config = (f"\n\n[tool.mutmut]\nsource_paths = [\"svckit\"]\nonly_mutate = [{', '.join(only)}]\n"
               f"pytest_add_cli_args_test_selection = [{tests}]\n"
-              f"pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-o\", \"timeout=120\"]\n"
+              # -n 0: mutmut runs pytest in its own process (forking per mutant), not on xdist workers
+              f"pytest_add_cli_args = [\"-p\", \"no:cacheprovider\", \"-o\", \"timeout=120\", \"-n\", \"0\"]\n"
               f"use_git_change_detection = false\n")
     (work / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text() + config)
     return work

@@ -8,7 +8,7 @@ Test folders mirror the package (``tests/kv`` for ``svckit/kv``, ``tests/sandbox
 fixture               scope      what it is
 ====================  =========  ==============================================================
 ``kv_sandbox``        session    area A only, once per backend (``redis-server``, fakeredis, a cluster)
-``redis_cluster``     session    three masters of a Redis Cluster on loopback (tests/cluster.py)
+``redis_cluster``     session    three masters of a Redis Cluster on loopback, ``kv_sandbox``'s only
 ``vector_sandbox``    session    area B only, its three indexes holding :data:`VECTOR_CORPUS`
 ``dense`` ...          session    ``Vector`` clients of those indexes (``sparse_index``, ``hybrid``)
 ``queue_sandbox``     function   areas C and D, fresh per test, retries without delay
@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
+import pickle
 import shutil
 import socket
 import subprocess
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
+import hypothesis
 import pytest
 
 from svckit.sandbox import ALL_AREAS, Sandbox
@@ -46,18 +49,51 @@ T = TypeVar("T")
 IN_CI = bool(os.environ.get("CI"))
 #: the embedding model ships in a pip package: never ask the hub
 os.environ["HF_HUB_OFFLINE"] = "1"
+#: hypothesis profiles: ``fast`` by default (CI, a plain ``python -m pytest``), ``thorough`` on demand
+#: (``HYPOTHESIS_PROFILE=thorough`` or ``--hypothesis-profile=thorough``): ten times the examples
+hypothesis.settings.register_profile("fast", max_examples=100, deadline=None)
+hypothesis.settings.register_profile("thorough", max_examples=1000, deadline=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def examples(thorough: int) -> int:
+    """``max_examples`` of a property test that runs ``thorough`` examples in the thorough profile:
+    in the fast one a tenth of them. Read when the test module is imported, after the profile loads."""
+    return max(10, thorough * hypothesis.settings.default.max_examples // 1000)
+
+
 #: the JupyterLab harness's fixtures (``browser``, ``screenshots``) for every browser test
-pytest_plugins = ("tests.lab_harness",)
+#: and a line when no test has finished for a minute (tests/heartbeat.py)
+pytest_plugins = ("tests.lab_harness", "tests.heartbeat")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Before any test: is everything installed? A missing dependency stops the run here, in
-    seconds and by name, instead of failing dozens of tests (or a browser test after its timeout)."""
+    seconds and by name, instead of failing dozens of tests (or a browser test after its timeout).
+    Checked once, by the process that reports (an xdist worker is the same install)."""
+    if hasattr(session.config, "workerinput"):
+        return
     from svckit import doctor
 
-    problems = doctor.check()
+    problems = doctor.check(doctor.TEST_EXTRAS)
     if problems:
         pytest.exit(doctor.report(problems), returncode=3)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than this process may use cores, at most four. Most tests spend
+    their time waiting on a server, a kernel or a browser, so one worker per core leaves the CPU idle
+    (on CI's two cores: 826 s with two workers, 595 s with three, bench/RESULTS.md)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(4, cores + 1)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """After pytest-randomly's shuffle: the browser tests first, then the slow ones, then the rest,
+    each group in its random order. The workers then start on the longest files (minutes each) and
+    end on short ones, instead of one browser file running alone at the end."""
+    items.sort(key=lambda item: 0 if "browser" in item.keywords else 1 if "slow" in item.keywords else 2)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -83,7 +119,8 @@ def require_binary(name: str) -> str:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A failed browser test carries what a person would look at first: the notebook's error
-    outputs and the browser console of every page it opened."""
+    outputs and the browser console of every page it opened. Its pages close with it: an open page
+    of a notebook with live widgets keeps its renderer busy, slowing every test after it."""
     outcome = yield
     report = outcome.get_result()
     if "browser" not in item.keywords or report.when not in ("call", "teardown"):
@@ -94,6 +131,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         for i, page in enumerate(lab_harness.PAGES):
             report.sections.append((f"browser page {i + 1}: what went wrong", lab_harness.diagnose(page)))
     if report.when == "teardown":
+        for page in lab_harness.PAGES:
+            with contextlib.suppress(Exception):  # its browser may have closed already (module end)
+                page.close()
         lab_harness.PAGES.clear()
 
 
@@ -129,6 +169,27 @@ VECTOR_CORPUS = [
 #: the demo corpus size of ``demo_sandbox``: small, so the sandbox's own embedding stays short
 DEMO_CORPUS = 40
 VECTOR_KINDS = ("dense", "sparse", "hybrid")
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """What ``build(folder)`` returns, built once per test run however many xdist workers ask: the
+    first builds it in ``folder`` (a folder of the run's own, shared by its workers), the others wait
+    for it and read it (pickled). For a session fixture too costly to build on every worker. A build
+    that raises leaves nothing: the next worker to ask builds again (and so fails the same way)."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # each worker's basetemp is a folder of the run's own: share that
+    folder, done = base / name, base / f"{name}.pickle"
+    with FileLock(base / f"{name}.lock"):
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        value = build(folder)
+        done.write_bytes(pickle.dumps(value))
+        return value
 
 
 def process_gone(pid: int) -> bool:
@@ -336,11 +397,9 @@ def redis_server(port: int, directory: Path) -> subprocess.Popen[bytes]:
 
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory) -> Iterator[Any]:
-    """Three masters of a Redis Cluster on loopback ports (tests/cluster.py), no replicas."""
-    from tests.cluster import LocalCluster
+    """Three masters of a Redis Cluster on loopback ports (tests/cluster.py), no replicas: the one
+    behind ``kv_sandbox["cluster"]``, and no other sandbox."""
+    from tests.cluster import local_cluster
 
-    cluster = LocalCluster(tmp_path_factory.mktemp("redis-cluster")).start()
-    try:
+    with local_cluster(tmp_path_factory.mktemp("redis-cluster")) as cluster:
         yield cluster
-    finally:
-        cluster.stop()

@@ -41,8 +41,7 @@ HTML_LIMIT, NOTEBOOK_LIMIT = 6_000_000, 2_000_000
 def test_every_notebook_runs_top_to_bottom_and_stays_light(name, executed):
     """Each packaged notebook (the tour first, as the runner orders them) runs with no edits, and what
     it writes is light: an HTML page of at most 6 MB, a saved notebook of at most 2 MB."""
-    folder, runs = executed
-    run = runs[name]
+    folder, run = executed.folder, executed.runs[name]
     assert run.ok, run.error
     html = run.html.read_text()
     notebook = nbformat.read(folder / name, as_version=4)
@@ -53,6 +52,21 @@ def test_every_notebook_runs_top_to_bottom_and_stays_light(name, executed):
     saved = folder / name
     assert notebook.metadata.get("widgets"), "the widget state is saved"
     assert saved.stat().st_size <= NOTEBOOK_LIMIT, f"{name}: {saved.stat().st_size:,} bytes of notebook"
+
+
+def test_no_secret_in_an_executed_notebook_or_its_html(executed):
+    """No token, key or password of the sandbox the notebooks ran against (the queue token a rotation
+    minted included) in any executed notebook, its widget state, or its HTML page."""
+    assert set(executed.runs) == {p.name for p in demo.find_notebooks()}
+    leaks = []
+    for name, run in executed.runs.items():
+        saved = (executed.folder / name).read_text()
+        cells = nbformat.reads(saved, as_version=4).cells
+        assert any(c.get("outputs") for c in cells), f"{name}: no outputs, the search would be vacuous"
+        for where, text in ((f"{name} as saved", saved), (f"{name} as HTML", run.html.read_text())):
+            leaks += [f"{secret} found in {where}" for secret, value in executed.secrets.items()
+                      if value and value in text]
+    assert leaks == []
 
 
 #: outputs (not source) that show a notebook did its job

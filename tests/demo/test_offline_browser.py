@@ -27,7 +27,7 @@ def offline_page(executed):
     from playwright.sync_api import sync_playwright
 
     require_chromium()
-    folder, _runs = executed
+    folder = executed.folder
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(offline=True, viewport={"width": 1400, "height": 1000})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import unquote_to_bytes
 
 import httpx
@@ -37,6 +37,7 @@ from svckit.kv.protocol import (
     quote_segment,
     unquote_segment,
 )
+from tests.conftest import examples
 
 JSON = WireFormat(base64=False, resp2=False, decode=True)
 B64 = WireFormat(base64=True, resp2=False, decode=False)
@@ -123,7 +124,7 @@ def test_private_arguments_never_go_in_the_url() -> None:
 args_strategy = st.lists(st.binary(max_size=30) | st.text(max_size=15), min_size=1, max_size=6)
 
 
-@settings(max_examples=10_000, deadline=None)
+@settings(max_examples=examples(10_000), deadline=None)
 @given(args_strategy)
 def test_path_encoding_round_trips_any_arguments(args: list[str | bytes]) -> None:
     raw = [encode_arg(a) for a in args]
@@ -248,7 +249,7 @@ def test_discarded_transaction_raises_one_clear_error() -> None:
 def test_monitor_lines_are_parsed() -> None:
     line = r'1700000000.123456 [0 127.0.0.1:51234] "SET" "a b" "q\"uote" "\xff\x00" "back\\slash"'
     ev = parse_monitor(line)
-    assert ev.time == datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=timezone.utc)
+    assert ev.time == datetime(2023, 11, 14, 22, 13, 20, 123456, tzinfo=UTC)
     assert (ev.db, ev.client, ev.command) == (0, "127.0.0.1:51234", "SET")
     assert ev.args == ["a b", 'q"uote', "\ufffd\x00", "back\\slash"] and ev.raw == line
     with pytest.raises(ProtocolError):

@@ -17,6 +17,7 @@ from svckit.kv.resp2 import (
     parse_all,
     parse_prefix,
 )
+from tests.conftest import examples
 
 
 @pytest.mark.parametrize(
@@ -104,7 +105,7 @@ replies = st.recursive(
 )
 
 
-@settings(max_examples=10_000, deadline=None)
+@settings(max_examples=examples(10_000), deadline=None)
 @given(replies)
 def test_round_trip_parse_of_encode(value: object) -> None:
     wire = encode(value)  # type: ignore[arg-type]
@@ -115,7 +116,7 @@ def test_round_trip_parse_of_encode(value: object) -> None:
             parse(wire[: len(wire) // 2])
 
 
-@settings(max_examples=3_000, deadline=None)
+@settings(max_examples=examples(3_000), deadline=None)
 @given(st.binary(max_size=200))
 def test_parser_on_arbitrary_bytes_raises_only_protocol_error(data: bytes) -> None:
     try:
@@ -127,7 +128,7 @@ def test_parser_on_arbitrary_bytes_raises_only_protocol_error(data: bytes) -> No
 _prefixes = st.sampled_from([b"*", b"$", b":", b"+", b"-", b"*-1", b"$-1", b"*1", b"$3", b"\r\n", b"abc", b"0"])
 
 
-@settings(max_examples=3_000, deadline=None)
+@settings(max_examples=examples(3_000), deadline=None)
 @given(st.lists(_prefixes, max_size=30).map(b"".join))
 def test_parser_on_resp_like_noise_raises_only_protocol_error(data: bytes) -> None:
     try:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from svckit.localindex import FilterSyntaxError, parse_filter
 from svckit.localindex.glob import compile_glob, translate
+from tests.conftest import examples
 
 
 def old_glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -91,7 +92,7 @@ def near_matches(draw) -> tuple[str, str]:
     return pattern, text
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(pattern=st.text(alphabet=st.sampled_from(PATTERN_CHARS), max_size=12),
        text=st.text(alphabet=st.sampled_from(TEXT_CHARS), max_size=12))
 @example(pattern="[a-c-e]", text="-")
@@ -108,7 +109,7 @@ def test_re2_answers_what_the_re_translation_answered(pattern, text):
     agree(pattern, text)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(near_matches())
 def test_re2_answers_what_the_re_translation_answered_on_near_matches(pair):
     agree(*pair)
@@ -123,7 +124,7 @@ def agree(pattern: str, text: str) -> None:
     assert compile_glob(pattern).matches(text) == expected, translate(pattern)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(pattern=st.text(alphabet=st.sampled_from(PATTERN_CHARS), max_size=8),
        text=st.text(alphabet=st.sampled_from(TEXT_CHARS), max_size=8))
 def test_the_filter_language_carries_the_same_answers(pattern, text):

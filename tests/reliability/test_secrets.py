@@ -9,7 +9,8 @@ minted by a rotation) is searched, as its full value, in:
   stdout/stderr (capfd) during the test, and the stderr and non-SVC_* stdout of ``svckit sandbox``;
 - every trait value, rendered HTML/Output and static view of every widget in svckit/widgets, built
   against the sandbox;
-- the executed notebooks of notebooks/, as JSON and as HTML.
+- (the executed notebooks of notebooks/, as JSON and as HTML: tests/demo/test_nb_execute.py, on the
+  one run of them the demo tests share.)
 
 ``svckit sandbox`` prints ``SVC_*=value`` lines with tokens on stdout by design (docs/architecture.md):
 exactly those lines are excluded, nothing else.
@@ -304,31 +305,4 @@ def test_no_secret_in_the_cli_stderr_or_non_svc_stdout(tmp_path):
     hay.add("svckit sandbox stderr", err)
     hay.add("svckit sandbox stdout (non SVC_* lines)", "\n".join(other_stdout))
     assert "serving" in err, err[-2000:]
-    assert not hay.leaks(secrets), hay.leaks(secrets)
-
-
-@pytest.mark.slow
-def test_no_secret_in_executed_notebooks(demo):
-    """The notebooks of notebooks/ executed against the sandbox with nbclient (widget state stored, as
-    ``svckit demo --execute`` does), searched as executed JSON and as HTML."""
-    import nbformat
-    from nbclient import NotebookClient
-    from nbconvert import HTMLExporter
-
-    from svckit import demo as demo_runner
-
-    sandbox, secrets = demo
-    secrets = {**secrets, "queue token (now)": sandbox.env["SVC_QUEUE_TOKEN"]}
-    notebooks = demo_runner.find_notebooks(Path(__file__).resolve().parents[2] / "notebooks")
-    assert notebooks
-    hay = Haystack()
-    for path in notebooks:
-        nb = nbformat.read(path, as_version=4)
-        client = NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=True,
-                                resources={"metadata": {"path": str(path.parent)}})
-        client.execute(env=demo_runner.kernel_env(sandbox.env))
-        outputs = [o for cell in nb.cells for o in cell.get("outputs", [])]
-        assert outputs, f"{path.name}: no outputs, the search would be vacuous"
-        hay.add(f"{path.name} executed JSON", nbformat.writes(nb))
-        hay.add(f"{path.name} HTML", HTMLExporter().from_notebook_node(nb)[0])
     assert not hay.leaks(secrets), hay.leaks(secrets)

@@ -83,7 +83,7 @@ def _run_count(page) -> int:
 
 
 def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
-    page = run_notebook(browser, lab, "workflow_timeline.ipynb", height=1900)  # the whole widget in view
+    page = run_notebook(browser, lab, "workflow_timeline.ipynb", height=1900, ui=ui)  # the whole widget in view
     tl = page.locator(".svckit-workflow-timeline").first
     tl.wait_for(state="visible", timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"
