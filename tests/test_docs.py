@@ -25,6 +25,9 @@ CI_RUN = ROOT / ".ci" / "run"
 DEMO_COMMAND = 'pip install torch==2.13.0 && pip install -e ".[all]" && svckit demo'
 TEST_COMMAND = ('pip install torch==2.13.0 && pip install -e ".[all,dev]" && npm ci --prefix tests/compat/js '
                 "&& python -m pytest")
+TORCH_CPU_COMMAND = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+APT_COMMAND = ("sudo apt-get install redis-server chromium fonts-dejavu-core nodejs "
+               "&& { command -v npm >/dev/null || sudo apt-get install npm; }")
 README_MAX_LINES = 200
 #: the commands must come first: within this many lines of the top of the README
 README_COMMANDS_WITHIN = 40
@@ -70,7 +73,11 @@ def test_readme_is_a_front_page_that_starts_with_the_two_commands() -> None:
     lines = text.splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; at most {README_MAX_LINES}"
 
-    installs = [(n, c) for n, c in _bash_commands(text) if c.startswith("pip install")]
+    commands = _bash_commands(text)
+    # before them, only what a fresh machine needs first: the venv, PyTorch's CPU build for Linux
+    # without a GPU (from PyTorch's own index: PyPI's Linux wheel is the CUDA build), system packages
+    assert TORCH_CPU_COMMAND in [c for _, c in commands]
+    installs = [(n, c) for n, c in commands if c.startswith("pip install") and c != TORCH_CPU_COMMAND]
     assert [c for _, c in installs[:2]] == [DEMO_COMMAND, TEST_COMMAND], (
         f"README.md's first two install commands must be the demo, then the test command:\n"
         f"{installs[:2]}")
@@ -78,12 +85,15 @@ def test_readme_is_a_front_page_that_starts_with_the_two_commands() -> None:
         f"the test command is on line {installs[1][0]}; keep both commands in the first "
         f"{README_COMMANDS_WITHIN} lines")
 
-    # The three system packages are named before the test command, and .ci/run installs the same.
-    before = "\n".join(lines[: installs[1][0]])
+    # The system packages are installed by the line just before the test command, and .ci/run
+    # installs the same. That line works with NodeSource's nodejs (which brings npm and conflicts
+    # with Debian's npm package) and with Debian's (npm a package of its own): npm only where missing.
     ci = CI_RUN.read_text(encoding="utf-8")
-    for package in ("redis-server", "chromium", "fonts-dejavu-core"):
-        assert f"`{package}`" in before, f"README.md no longer names the system package {package!r}"
+    apt = [(n, c) for n, c in commands if "apt-get install" in c]
+    assert [c for _, c in apt] == [APT_COMMAND] and apt[0][0] < installs[1][0], apt
+    for package in ("redis-server", "chromium", "fonts-dejavu-core", "nodejs"):
         assert package in ci
+    assert "command -v npm" in ci
 
     # .ci/run runs exactly the README's test command.
     ci_commands = [line.strip() for line in ci.splitlines() if line.strip().startswith("pip install")]
