@@ -11,7 +11,14 @@ from typing import Any
 DESCRIPTION = ("Explore and operate key-value, vector, account and workflow services from Jupyter. "
                "'svckit demo' starts the embedded sandbox with demo data and JupyterLab on the tour; "
                "'svckit sandbox' serves all four interfaces on loopback; 'svckit doctor' checks the install.")
-DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "svckit" / "sandbox"
+
+
+def data_home() -> Path:
+    """Where the sandbox and the demo keep their state: ``$XDG_DATA_HOME/svckit`` (the XDG base
+    directory rule: an absolute path, else ignored), by default ``~/.local/share/svckit``. Read when
+    a command runs, not at import."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share") / "svckit"
 
 
 def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +30,8 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="serve https, with a certificate from a local CA made at start; SVC_CA_FILE "
                              "names the CA certificate the clients trust")
     parser.add_argument("--data-dir", type=Path, default=None,
-                        help=f"state directory kept across restarts (default {DEFAULT_DATA_DIR})")
+                        help="state directory kept across restarts (default ~/.local/share/svckit/sandbox, "
+                             "or svckit/sandbox under $XDG_DATA_HOME)")
     parser.add_argument("--backend", choices=["auto", "redis", "fakeredis", "external"], default="auto",
                         help="key-value backend: auto = --redis-url, else redis-server on PATH, else fakeredis")
     parser.add_argument("--redis-url", default=None,
@@ -50,7 +58,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
     from svckit.sandbox import Sandbox
 
     return Sandbox(
-        args.data_dir or DEFAULT_DATA_DIR,
+        args.data_dir or data_home() / "sandbox",
         host=args.host,
         port=args.port,
         seed=args.seed,
@@ -138,7 +146,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(f"[svckit demo] {len(runs) - len(failed)} of {len(runs)} notebook(s) ran cleanly; HTML in {out}",
                   flush=True)
             return 1 if failed else 0
-        workdir = args.workdir or DEFAULT_DATA_DIR.parent / "notebooks"
+        workdir = args.workdir or data_home() / "notebooks"
         demo.copy_notebooks(workdir, args.notebooks)
         print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR} (its log: "
               f"{demo.lab_log_path(workdir)})", file=sys.stderr)
@@ -201,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--notebooks", type=Path, default=None, help="folder of notebooks (default: the packaged demos)")
     d.add_argument("--timeout", type=int, default=600, help="seconds one cell may run (--execute)")
     d.add_argument("--workdir", type=Path, default=None,
-                   help="folder JupyterLab opens; the demos are copied there once (default ~/.local/share/svckit/notebooks)")
+                   help="folder JupyterLab opens; the demos are copied there once (default ~/.local/share/svckit/"
+                        "notebooks, or svckit/notebooks under $XDG_DATA_HOME)")
     d.add_argument("--lab-port", type=int, default=None, help="JupyterLab port (default: its own choice)")
     d.add_argument("--no-browser", action="store_true", help="do not open a browser")
     c = sub.add_parser("doctor", help="check that everything svckit needs is installed (names what is missing)")

@@ -19,6 +19,19 @@ def test_sandbox_options_reach_the_areas(tmp_path):
     assert sandbox.options["demo_limit"] == 25
 
 
+def test_state_goes_under_xdg_data_home_when_set_else_under_local_share(tmp_path, monkeypatch):
+    from svckit.cli import data_home
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert data_home() == tmp_path / "svckit"
+    demo = sandbox_from_args(build_parser().parse_args(["demo"]))
+    assert demo.data_dir == (tmp_path / "svckit" / "sandbox").resolve()
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/path")  # not absolute: ignored, as the XDG rule says
+    assert data_home() == Path.home() / ".local" / "share" / "svckit"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert data_home() == Path.home() / ".local" / "share" / "svckit"
+
+
 def test_demo_defaults_to_demo_data_on_a_free_port():
     args = build_parser().parse_args(["demo", "--execute"])
     assert args.seed == "demo" and args.port == 0 and args.execute

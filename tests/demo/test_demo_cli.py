@@ -32,12 +32,14 @@ UPSTREAM_WS_RACE = re.compile(r"\[E [^\]]*ServerApp\] Uncaught exception GET /ap
 
 def marked_env(tmp_path: Path, **extra: str) -> tuple[dict[str, str], str, Path]:
     """An environment whose processes can be found again (a marker variable every child inherits),
-    with a temp directory of its own."""
+    with a temp directory and a data home of its own (the demo's state in ``tmp_path/"data-home"``, not
+    in the user's ~/.local/share/svckit, which another test running meanwhile would share)."""
     marker = uuid.uuid4().hex
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    env.update(SVCKIT_TEST_MARK=marker, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1", **extra)
+    env.update(SVCKIT_TEST_MARK=marker, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1",
+               XDG_DATA_HOME=str(tmp_path / "data-home"), **extra)
     return env, marker, tmpdir
 
 
@@ -118,6 +120,7 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
                 break
         urls = [x for x in lines if URL_LINE.match(x)]
         assert len(urls) == 1, lines  # the whole URL, token included, alone on its line
+        assert (tmp_path / "data-home" / "svckit" / "sandbox" / "redis").is_dir()  # $XDG_DATA_HOME/svckit
         assert any(x.startswith("[svckit demo] No browser can be opened here") for x in lines), lines
         assert (workdir / "00_tour.ipynb").exists()
 

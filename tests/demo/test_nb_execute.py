@@ -84,7 +84,8 @@ def test_a_failing_cell_fails_the_run_and_is_shown(tmp_path, capsys):
                                          nbformat.v4.new_code_cell("1 / 0")])
     nbformat.write(nb, folder / "broken.ipynb")
     out = tmp_path / "html"
-    rc = main(["demo", "--execute", "--notebooks", str(folder), "--out", str(out), "--backend", "fakeredis"])
+    rc = main(["demo", "--execute", "--notebooks", str(folder), "--out", str(out), "--backend", "fakeredis",
+               "--data-dir", str(tmp_path / "data")])
     printed = capsys.readouterr().out
     assert rc == 1
     assert "FAILED" in printed and "ZeroDivisionError" in printed
