@@ -182,7 +182,11 @@ def test_demo_prints_its_own_lines_only_says_when_the_vector_data_is_ready_and_c
                 break
     finally:
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
-        stdout, rest = proc.communicate(timeout=120)
+        try:
+            stdout, rest = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # fail without leaving a demo running for the tests after
+            raise
     stderr_lines += rest.splitlines()
     assert proc.returncode == 0, "\n".join(stderr_lines[-30:])
     assert [line for line in stderr_lines if not line.startswith("[svckit ")] == []
