@@ -170,7 +170,7 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     be read in the HTML.
     """
     import nbformat
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -179,9 +179,12 @@ def execute_notebook(path: Path, out_dir: Path, env: Mapping[str, str], *, timeo
     nb = nbformat.read(path, as_version=4)
     from traitlets import default
 
-    class IpcKernelManager(KernelManager):
+    class IpcKernelManager(AsyncKernelManager):
         # IPC sockets, not TCP: the kernel is local either way, and over TCP it warns on every start
-        # that its traffic is unencrypted, which a demo user can do nothing about
+        # that its traffic is unencrypted, which a demo user can do nothing about. Async, as nbclient's
+        # own default: a sync manager's methods run on jupyter_core's loop thread, and the exit handler
+        # nbclient leaves when a kernel fails to start or stop then waits for ever on that thread, gone
+        # at exit (a demo --execute that never exited, seen on a loaded machine).
         @default("transport")
         def _ipc(self) -> str:
             return "ipc"

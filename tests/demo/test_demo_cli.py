@@ -32,14 +32,13 @@ UPSTREAM_WS_RACE = re.compile(r"\[E [^\]]*ServerApp\] Uncaught exception GET /ap
 
 def marked_env(tmp_path: Path, **extra: str) -> tuple[dict[str, str], str, Path]:
     """An environment whose processes can be found again (a marker variable every child inherits),
-    with a temp directory and a data home of its own (the demo's state in ``tmp_path/"data-home"``, not
-    in the user's ~/.local/share/svckit, which another test running meanwhile would share)."""
+    with a temp directory of its own. (Each test also gives the demo a ``--data-dir`` of its own: the
+    default, the user's ~/.local/share/svckit, would be shared with another test running meanwhile.)"""
     marker = uuid.uuid4().hex
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SVC_") and k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    env.update(SVCKIT_TEST_MARK=marker, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1",
-               XDG_DATA_HOME=str(tmp_path / "data-home"), **extra)
+    env.update(SVCKIT_TEST_MARK=marker, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1", **extra)
     return env, marker, tmpdir
 
 
@@ -98,6 +97,20 @@ def test_execute_exits_1_on_a_failing_notebook_without_an_abort_and_leaves_nothi
     assert_nothing_left(marker, tmpdir)
 
 
+def test_execute_exits_when_a_kernel_cannot_start(tmp_path):
+    # A runtime folder too deep for a Unix socket's path: the kernel cannot start. The run says so
+    # and exits; it used to wait for ever at exit, in the handler nbclient leaves for such a kernel.
+    folder = tmp_path / "nbs"
+    folder.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), folder / "one.ipynb")
+    env, marker, tmpdir = marked_env(tmp_path, JUPYTER_RUNTIME_DIR=str(tmp_path / ("deep" * 30)))
+    proc = subprocess.run(svckit("demo", "--execute", "--notebooks", str(folder), "--out", str(tmp_path / "html"),
+                                 "--areas", "kv", "--backend", "fakeredis"),
+                          env=env, capture_output=True, text=True, check=False, timeout=240)
+    assert proc.returncode == 1 and "FAILED" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+    assert_nothing_left(marker, tmpdir)
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(600)
 def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp_path, screenshots):
@@ -106,7 +119,8 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
 
     env, marker, tmpdir = marked_env(tmp_path)  # no DISPLAY: no browser can be opened
     workdir = tmp_path / "notebooks"
-    proc = subprocess.Popen(svckit("demo", "--workdir", str(workdir), "--areas", "kv,account,queue"),
+    proc = subprocess.Popen(svckit("demo", "--workdir", str(workdir), "--areas", "kv,account,queue",
+                                   "--data-dir", str(tmp_path / "data")),
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines = []
@@ -120,7 +134,7 @@ def test_demo_prints_the_tour_url_opens_the_tour_and_stops_cleanly_on_ctrl_c(tmp
                 break
         urls = [x for x in lines if URL_LINE.match(x)]
         assert len(urls) == 1, lines  # the whole URL, token included, alone on its line
-        assert (tmp_path / "data-home" / "svckit" / "sandbox" / "redis").is_dir()  # $XDG_DATA_HOME/svckit
+        assert (tmp_path / "data" / "redis").is_dir()  # its own, not the user's ~/.local/share/svckit
         assert any(x.startswith("[svckit demo] No browser can be opened here") for x in lines), lines
         assert (workdir / "00_tour.ipynb").exists()
 
