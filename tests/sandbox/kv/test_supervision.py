@@ -144,6 +144,11 @@ def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
     client = KV(kv.url, kv.token, retry=RetryPolicy(attempts=8))
     try:
         client.set("greeting", "hello")
+        # in the append-only file before the kill: with appendfsync everysec Redis may answer before
+        # it writes there (it postpones the write while the last fsync is slow, on a busy disk)
+        aof = sandbox.data_dir / "redis" / "appendonlydir"
+        eventually(lambda: any(b"greeting" in f.read_bytes() for f in aof.glob("*.aof")),
+                   "the SET written to the append-only file", 10)
         pid = sandbox.area("kv").backend.pid
         os.kill(pid, signal.SIGKILL)
         # once it has exited: a request still in flight at the kill sees the connection reset
