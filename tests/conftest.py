@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import os
 import pickle
 import shutil
@@ -190,6 +191,27 @@ def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
         value = build(folder)
         done.write_bytes(pickle.dumps(value))
         return value
+
+
+class Haystack:
+    """Everything a secret could leak into, labelled so a failure says where it leaked."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] = []
+
+    def add(self, where: str, value: Any) -> None:
+        self.items.append((where, value if isinstance(value, str) else _as_text(value)))
+
+    def leaks(self, secrets: dict[str, str]) -> list[str]:
+        return [f"{name} found in {where}" for where, text in self.items
+                for name, secret in secrets.items() if secret and secret in text]
+
+
+def _as_text(value: Any) -> str:
+    try:
+        return json.dumps(value, default=repr, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def process_gone(pid: int) -> bool:

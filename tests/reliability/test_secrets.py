@@ -43,31 +43,10 @@ from svckit.queue import AsyncQueue, Queue
 from svckit.sandbox import Sandbox
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.vector import AsyncVector, Vector
-from tests.conftest import cli_sandbox, lines_until, start_sandbox, wait_vector_seeded
+from tests.conftest import Haystack, cli_sandbox, lines_until, start_sandbox, wait_vector_seeded
 from tests.reliability.conftest import DEMO_LIMIT, kv_backend
 
 SVC_LINE = re.compile(r"^SVC_[A-Z_]+=\S*$")
-
-
-class Haystack:
-    """Everything a secret could leak into, labelled so a failure says where it leaked."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple[str, str]] = []
-
-    def add(self, where: str, value: Any) -> None:
-        self.items.append((where, value if isinstance(value, str) else _text(value)))
-
-    def leaks(self, secrets: dict[str, str]) -> list[str]:
-        return [f"{name} found in {where}" for where, text in self.items
-                for name, secret in secrets.items() if secret and secret in text]
-
-
-def _text(value: Any) -> str:
-    try:
-        return json.dumps(value, default=repr, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def _exception_texts(exc: BaseException) -> list[str]:
