@@ -129,33 +129,34 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     to_stderr()
     sandbox = sandbox_from_args(args)
-    try:
-        sandbox.start()
-        env = demo.kernel_env(sandbox.env)
-        print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'}; data in {sandbox.data_dir})",
-              file=sys.stderr)
-        if args.execute:
-            out = args.out or Path(tempfile.mkdtemp(prefix="svckit-demo-html-"))
-            print(f"[svckit demo] running {len(notebooks)} notebook(s); HTML goes to {out}", flush=True)
-            runs = []
-            for nb in notebooks:
-                run = demo.execute_notebook(nb, out, env, timeout=args.timeout)
-                print(run.summary(), flush=True)
-                runs.append(run)
-            failed = [r for r in runs if not r.ok]
-            print(f"[svckit demo] {len(runs) - len(failed)} of {len(runs)} notebook(s) ran cleanly; HTML in {out}",
-                  flush=True)
-            return 1 if failed else 0
-        workdir = args.workdir or data_home() / "notebooks"
-        demo.copy_notebooks(workdir, args.notebooks)
-        print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR} (its log: "
-              f"{demo.lab_log_path(workdir)})", file=sys.stderr)
-        return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser,
-                            when_ready=lambda: _say_if_still_seeding(sandbox))
-    finally:
-        sandbox.stop()
-        if fresh is not None:
-            shutil.rmtree(fresh, ignore_errors=True)
+    with demo.stopped_by_signals():  # Ctrl-C and SIGTERM stop it, whatever it inherited
+        try:
+            sandbox.start()
+            env = demo.kernel_env(sandbox.env)
+            print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'}; data in {sandbox.data_dir})",
+                  file=sys.stderr)
+            if args.execute:
+                out = args.out or Path(tempfile.mkdtemp(prefix="svckit-demo-html-"))
+                print(f"[svckit demo] running {len(notebooks)} notebook(s); HTML goes to {out}", flush=True)
+                runs = []
+                for nb in notebooks:
+                    run = demo.execute_notebook(nb, out, env, timeout=args.timeout)
+                    print(run.summary(), flush=True)
+                    runs.append(run)
+                failed = [r for r in runs if not r.ok]
+                print(f"[svckit demo] {len(runs) - len(failed)} of {len(runs)} notebook(s) ran cleanly; HTML in {out}",
+                      flush=True)
+                return 1 if failed else 0
+            workdir = args.workdir or data_home() / "notebooks"
+            demo.copy_notebooks(workdir, args.notebooks)
+            print(f"[svckit demo] starting JupyterLab in {workdir} on {demo.TOUR} (its log: "
+                  f"{demo.lab_log_path(workdir)})", file=sys.stderr)
+            return demo.run_lab(workdir, env, port=args.lab_port, no_browser=args.no_browser,
+                                when_ready=lambda: _say_if_still_seeding(sandbox))
+        finally:
+            sandbox.stop()
+            if fresh is not None:
+                shutil.rmtree(fresh, ignore_errors=True)
 
 
 def _extras_option(value: str) -> list[str]:

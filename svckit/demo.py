@@ -13,6 +13,7 @@ anywhere with no edits.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import secrets
 import shutil
@@ -25,7 +26,7 @@ import time
 import urllib.request
 import warnings
 import webbrowser
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -350,11 +351,6 @@ def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, n
         proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, token=token, extra=settings),
                                 cwd=workdir, env=dict(env), start_new_session=True, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT)
-
-    def stop_on_sigterm(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt  # same path as Ctrl-C: stop JupyterLab, then the sandbox
-
-    previous = signal.signal(signal.SIGTERM, stop_on_sigterm)
     try:
         try:
             wait_for_lab(port, token, proc)
@@ -375,7 +371,25 @@ def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, n
         return 0 if stop_process(proc) in (0, -signal.SIGTERM) else 1
     finally:
         stop_process(proc)
-        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While ``svckit demo`` runs, SIGINT (Ctrl-C, ``kill -INT``) and SIGTERM raise KeyboardInterrupt,
+    whatever this process inherited, so both stop JupyterLab and then the sandbox; the previous
+    handlers come back afterwards. A shell without job control (a script's ``svckit demo &``) starts
+    it with SIGINT ignored, and Python then leaves it ignored: ``kill -INT`` would do nothing, where
+    it stops ``svckit sandbox`` (uvicorn installs its own handlers) and JupyterLab. Main thread only."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def stop_process(proc: subprocess.Popen[bytes], grace: float = 15.0) -> int:

@@ -226,7 +226,7 @@ def process_gone(pid: int) -> bool:
 class _Polling:
     """What :func:`eventually` and :func:`aeventually` share: the deadline and the failure message."""
 
-    def __init__(self, what: str, timeout: float) -> None:
+    def __init__(self, what: str | Callable[[], str], timeout: float) -> None:
         self.what, self.timeout = what, timeout
         self.deadline = time.monotonic() + timeout
 
@@ -234,19 +234,21 @@ class _Polling:
         """Whether the polling ends: ``result`` is true; a false one past the deadline fails the test."""
         if result:
             return True
-        assert time.monotonic() < self.deadline, f"{self.what} within {self.timeout:.0f} s"
+        assert time.monotonic() < self.deadline, \
+            f"{self.what() if callable(self.what) else self.what} within {self.timeout:.0f} s"
         return False
 
 
-def eventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
-    """``check()``'s first true value, polled until ``timeout``; fails saying ``what`` did not happen."""
+def eventually(check: Callable[[], T], what: str | Callable[[], str], timeout: float = 30.0) -> T:
+    """``check()``'s first true value, polled until ``timeout``; fails saying ``what`` did not happen
+    (a callable: its answer then, e.g. with the last value seen)."""
     polling = _Polling(what, timeout)
     while not polling.over(result := check()):
         time.sleep(0.02)
     return result
 
 
-async def aeventually(check: Callable[[], T], what: str, timeout: float = 30.0) -> T:
+async def aeventually(check: Callable[[], T], what: str | Callable[[], str], timeout: float = 30.0) -> T:
     """:func:`eventually` inside an event loop: polls without blocking the loop."""
     polling = _Polling(what, timeout)
     while not polling.over(result := check()):
