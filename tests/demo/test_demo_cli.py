@@ -49,7 +49,7 @@ def stop_or_dump(proc: subprocess.Popen[str], group: bool, timeout: float = 120)
     """Ctrl-C (SIGINT to ``proc``, or to its whole process group as a terminal sends it), then its
     output once it has exited. If it has not within ``timeout`` seconds: SIGABRT, so Python dumps its
     threads' stacks, and fail with them."""
-    os.killpg(proc.pid, signal.SIGINT) if group else proc.send_signal(signal.SIGINT)
+    signal_it(proc, signal.SIGINT, group)
     try:
         return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -59,9 +59,17 @@ def stop_or_dump(proc: subprocess.Popen[str], group: bool, timeout: float = 120)
             _, stderr = proc.communicate(timeout=30)
         finally:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL) if group else proc.kill()
+                signal_it(proc, signal.SIGKILL, group)
         pytest.fail(f"svckit demo did not stop within {timeout:.0f} s of Ctrl-C; its threads' signal masks "
                     f"(SIGINT is bit 1):\n{signals}\nand their stacks:\n{stderr[-12000:]}")
+
+
+def signal_it(proc: subprocess.Popen[str], sig: int, group: bool) -> None:
+    """Send ``sig`` to ``proc``, or to its whole process group."""
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
 
 
 def thread_signals(pid: int) -> str:

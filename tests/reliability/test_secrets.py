@@ -27,7 +27,6 @@ import socket
 import subprocess
 import traceback
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
