@@ -326,11 +326,14 @@ class RedisChild(Backend):
             self.restarts += 1
             log.warning("redis-server restarted (pid %s) after %.2f s; restart %d", self.pid,
                         time.monotonic() - self.down_since, self.restarts)
-            self.down_since = None
+            # still "restarting" until the pools have dropped their connections to the dead child and
+            # the new one is prepared: a request that meets a stale connection meanwhile is told so
             try:
                 await on_restart()
             except (RedisError, OSError) as exc:  # it died again at once: the next turn of the loop sees it
                 log.warning("redis-server restarted but could not be prepared: %s", exc)
+            finally:
+                self.down_since = None
 
     def _serving(self) -> bool:
         return self.down_since is None and self.proc is not None and self.proc.poll() is None

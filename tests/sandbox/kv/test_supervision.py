@@ -12,10 +12,11 @@ import time
 
 import httpx
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from svckit.errors import ServerError
 from svckit.kv import KV, RetryPolicy
-from svckit.sandbox.kv import backends, gateway
+from svckit.sandbox.kv import KVArea, backends, gateway
 from svckit.sandbox.kv.backends import restart_delay
 from tests.conftest import eventually, process_gone, redis_server, start_sandbox
 from tests.sandbox.kv.conftest import kv_of
@@ -108,9 +109,10 @@ def test_a_request_during_a_short_restart_waits_for_it_instead_of_failing(monkey
     # the hold's 2 s budget is tuning; what is tested is that the write waits and is sent: a long
     # budget keeps a machine under load (the restart slower) from failing the test
     monkeypatch.setattr(gateway, "RESTART_HOLD", 30.0)
-    # a child killed this soon after its start is restarted after a pause: a second, so that the
-    # write below surely comes while no Redis is there
+    # a child killed soon after its start is restarted after a pause: a second, so that the write
+    # below surely comes while no Redis is there; "soon" whatever the machine's load
     monkeypatch.setattr(backends, "RESTART_FIRST_DELAY", 1.0)
+    monkeypatch.setattr(backends, "STABLE_AFTER", 3600.0)
     sandbox = start_sandbox(areas=["kv"], backend="redis")
     backend = sandbox.area("kv").backend
     kv = kv_of(sandbox)
@@ -133,9 +135,11 @@ def test_a_request_during_a_short_restart_waits_for_it_instead_of_failing(monkey
 
 
 def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
-    # a child that dies soon after its start is restarted after a pause (restart_delay(1)); make
-    # that pause long enough to be seen, and answer at once instead of holding requests for it
+    # a child that dies soon after its start ("soon" whatever the machine's load) is restarted after
+    # a pause (restart_delay(1)); make that pause long enough to be seen, and answer at once instead
+    # of holding requests for it
     monkeypatch.setattr(backends, "RESTART_FIRST_DELAY", 3.0)
+    monkeypatch.setattr(backends, "STABLE_AFTER", 3600.0)
     monkeypatch.setattr(gateway, "RESTART_HOLD", 0.0)
     sandbox = start_sandbox(areas=["kv"], backend="redis")
     kv = kv_of(sandbox)
@@ -168,6 +172,29 @@ def test_requests_meanwhile_get_503_and_clients_retry_only_reads(monkeypatch):
         assert client.get("during") is None
     finally:
         client.close()
+        kv.http.close()
+        sandbox.stop()
+
+
+def test_the_child_is_restarting_until_its_stale_connections_are_dropped_and_it_is_prepared(monkeypatch):
+    # a request that takes a pooled connection to the dead child before the sandbox has dropped them
+    # sees it reset: what the gateway answers then (backend.outage) must still say "restarting", with
+    # its Retry-After, not that a Redis that is serving is unreachable
+    told = []
+    prepare = KVArea._restarted
+
+    async def restarted(area):
+        told.append(area.backend.outage(RedisConnectionError("Connection reset by peer"))[0])
+        await prepare(area)
+
+    monkeypatch.setattr(KVArea, "_restarted", restarted)
+    sandbox = start_sandbox(areas=["kv"], backend="redis")
+    kv = kv_of(sandbox)
+    try:
+        os.kill(sandbox.area("kv").backend.pid, signal.SIGKILL)
+        assert _answers_within(kv, BACK_WITHIN).status_code == 200
+        assert len(told) == 1 and "restarting" in told[0], told
+    finally:
         kv.http.close()
         sandbox.stop()
 
