@@ -323,7 +323,10 @@ def run_notebook(browser: Any, lab: Lab, name: str, height: int = 1100, ui: str 
                      " === 'connected'", f"{name}: kernel connected", 60, arg=name)
     started = f"() => {CELLS_JS}.some(c => c.model.executionCount !== null || c.model.executionState === 'running')"
     for attempt in range(2):  # a cold first load may ignore the first "Run All Cells"
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        # not awaited: the command's promise ends when the last cell does, and a cell the kernel did
+        # not abort after an error (its request came in late, on a loaded machine) may run for
+        # minutes; the waits below see errors at once and have deadlines of their own
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         try:
             wait_until(page, started, f"{name}: run all cells", 15)
             break
