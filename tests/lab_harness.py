@@ -246,8 +246,11 @@ _CHARTS_AT_REST_JS = """(selector) => [...document.querySelectorAll(selector)]
     .flatMap(root => [...root.querySelectorAll('.js-plotly-plot')])
     .every(gd => !gd._transitioning && !(gd._transitionData && (gd._transitionData._frameQueue || []).length))"""
 
-#: resolves after two animation frames: what was drawn before it (WebGL included) is on the screen
-NEXT_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+#: resolves after two animation frames: what was drawn before it (WebGL included) is on the screen;
+#: or after a second at most: headless chromium now and then produces no frame for a while on a
+#: loaded machine, and an evaluate that waits on one would wait for ever (pytest's 300 s timeout)
+NEXT_PAINT_JS = ("() => new Promise(done => { requestAnimationFrame(() => requestAnimationFrame(done));"
+                 " setTimeout(done, 1000); })")
 
 
 def painted(page: Any, selector: str, timeout: float = 30.0) -> None:

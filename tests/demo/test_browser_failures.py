@@ -9,7 +9,15 @@ from collections.abc import Iterator
 import nbformat
 import pytest
 
-from tests.lab_harness import Lab, diagnose, open_page, require_chromium, run_notebook, serve_lab
+from tests.lab_harness import (
+    NEXT_PAINT_JS,
+    Lab,
+    diagnose,
+    open_page,
+    require_chromium,
+    run_notebook,
+    serve_lab,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -82,4 +90,14 @@ def test_diagnose_reads_the_console(browser, lab):
     page.goto(f"{lab.url}/api/status?token={lab.token}")
     page.evaluate("() => console.error('svckit: something broke in the page')")
     assert "console.error: svckit: something broke in the page" in diagnose(page)
+    page.close()
+
+
+def test_waiting_for_a_paint_ends_on_a_page_that_draws_no_frame(browser):
+    # headless chromium on a loaded machine now and then produces no frame for a while: the wait for
+    # the next paint gives up after its second instead of holding the test until pytest's timeout
+    page = open_page(browser)
+    page.set_content("<p>a page whose animation frames never come</p>")
+    page.evaluate("() => { window.requestAnimationFrame = () => 0; }")
+    page.evaluate(NEXT_PAINT_JS)
     page.close()

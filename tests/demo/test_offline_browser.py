@@ -30,10 +30,11 @@ def offline_page(executed):
     folder = executed.folder
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(offline=True, viewport={"width": 1400, "height": 1000})
 
         def open_(name: str):
-            page = context.new_page()
+            # a context of its own per page (a test ends by closing it): nothing a page before it
+            # left behind (a renderer that stopped producing frames during a screenshot) reaches it
+            page = browser.new_context(offline=True, viewport={"width": 1400, "height": 1000}).new_page()
             page.svc_errors = []
             page.on("pageerror", lambda e: page.svc_errors.append(str(e)))
             page.goto(f"file://{folder / (name + '.html')}")
@@ -52,14 +53,15 @@ def test_an_exported_page_draws_its_charts_and_tables_offline(name, offline_page
         page.evaluate(f"window.scrollTo(0, {y})")
         page.evaluate(NEXT_PAINT_JS)  # the page's observers saw the scroll and drew what came near
     charts, tables = PAGES[name]
-    page.wait_for_function(f"() => ({DRAWN})().drawn >= {charts}", timeout=30_000)
+    # polled on a timer, not on animation frames (which a loaded headless chromium may not produce)
+    page.wait_for_function(f"() => ({DRAWN})().drawn >= {charts}", polling=250, timeout=30_000)
     seen = page.evaluate(DRAWN)
     assert seen["drawn"] == seen["shown"], seen  # every chart on screen is drawn
     assert seen["tables"] >= tables, seen
     assert not page.svc_errors, page.svc_errors
     page.evaluate("window.scrollTo(0, 0)")
     full_page_screenshot(page, str(screenshots / f"offline_{name}.png"))
-    page.close()
+    page.context.close()
 
 
 def test_a_tab_of_a_static_view_switches_with_no_script_and_draws_its_chart(offline_page):
@@ -70,5 +72,5 @@ def test_a_tab_of_a_static_view_switches_with_no_script_and_draws_its_chart(offl
     panel_chart = page.locator(".svc-s-tabs .svc-s-chart.svckit-rank-chart").first
     panel_chart.wait_for(state="visible", timeout=10_000)
     page.wait_for_function("() => document.querySelector('.svc-s-chart.svckit-rank-chart .main-svg')",
-                           timeout=20_000)
-    page.close()
+                           polling=250, timeout=20_000)
+    page.context.close()
