@@ -323,15 +323,20 @@ def run_notebook(browser: Any, lab: Lab, name: str, height: int = 1100, ui: str 
                      " && window.jupyterapp.shell.currentWidget.sessionContext.session"
                      " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
                      " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.connectionStatus"
-                     " === 'connected'", f"{name}: kernel connected", 60, arg=name)
+                     " === 'connected'"
+                     " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+               f"{name}: kernel connected and idle", 60, arg=name)
     started = f"() => {CELLS_JS}.some(c => c.model.executionCount !== null || c.model.executionState === 'running')"
-    for attempt in range(2):  # a cold first load may ignore the first "Run All Cells"
+    # a cold first load may ignore the first "Run All Cells"; it is sent again only after a minute
+    # with no cell started: sent again while the first is merely slow (a loaded machine), it would
+    # clear the outputs of the cells that ran and queue them a second time
+    for attempt in range(2):
         # not awaited: the command's promise ends when the last cell does, and a cell the kernel did
         # not abort after an error (its request came in late, on a loaded machine) may run for
         # minutes; the waits below see errors at once and have deadlines of their own
         page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         try:
-            wait_until(page, started, f"{name}: run all cells", 15)
+            wait_until(page, started, f"{name}: run all cells", 60)
             break
         except AssertionError:
             if attempt:
