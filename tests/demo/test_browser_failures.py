@@ -47,11 +47,6 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         cells("raise RuntimeError('the cause: no such index (svckit test)')"),
         cells("import time; time.sleep(600)  # never reached: a waiting harness would hang here"),
     ]), root / "raises.ipynb")
-    nbformat.write(nbformat.v4.new_notebook(metadata=python3, cells=[
-        cells("try:\n    raise RuntimeError('shown while the run goes on (svckit test)')\n"
-              "except RuntimeError:\n    get_ipython().showtraceback()"),
-        cells("import time; time.sleep(600)  # still running when the harness fails the run"),
-    ]), root / "shows_traceback.ipynb")
     nbformat.write(nbformat.v4.new_notebook(metadata=python3, cells=[cells(BROKEN_WIDGET)]),
                    root / "broken_widget.ipynb")
     with serve_lab(root, {}) as lab:
@@ -65,15 +60,6 @@ def test_a_raising_cell_fails_the_run_with_its_traceback(browser, lab):
     assert "a cell raised" in message
     assert "RuntimeError: the cause: no such index (svckit test)" in message
     assert "not within" not in message  # it did not wait for a timeout
-
-
-def test_an_error_fails_the_run_at_once_while_a_later_cell_still_runs(browser, lab):
-    # what a raising cell looks like when the kernel did not abort the cells after it (their
-    # requests came in late): the harness does not wait for the run to end before it looks
-    with pytest.raises(AssertionError) as failure:
-        run_notebook(browser, lab, "shows_traceback.ipynb")
-    message = str(failure.value)
-    assert "a cell raised" in message and "shown while the run goes on (svckit test)" in message
 
 
 def test_a_widget_that_cannot_render_fails_with_the_browser_s_reason(browser, lab):

@@ -180,11 +180,12 @@ class KVArea(Area):
         """Every ACL user other than the sandbox's own gets the restricting rules, as if it had been
         created through the gateway now: users kept in the ACL file by an older sandbox may have more."""
         assert self._admin_pool is not None
-        [names] = await self.gateway.run_batch(self._admin_pool, [[b"ACL", b"USERS"]])
+        # hold=False: run while a restarted child is being prepared, which requests wait for
+        [names] = await self.gateway.run_batch(self._admin_pool, [[b"ACL", b"USERS"]], hold=False)
         others = [name for name in names if name.decode("utf-8", "replace") not in RESERVED]
         if others:
             await self.gateway.run_batch(self._admin_pool, [[b"ACL", b"SETUSER", name, *self._acl_rules]
-                                                            for name in others])
+                                                            for name in others], hold=False)
 
     async def seed(self, name: str) -> None:
         if name != "demo":

@@ -101,6 +101,11 @@ class Backend:
             return "the backing Redis has just started and is loading its data into memory; retry in 1 s", 1
         return f"the backing Redis is unreachable ({exc})", 1
 
+    def serving(self) -> bool:
+        """False only while a server of this backend's own is known to be away (a child that died and
+        is being restarted); an external one is assumed to serve until a request finds otherwise."""
+        return True
+
     async def serving_again(self, within: float) -> bool:
         """Wait up to ``within`` seconds for a server of this backend's own that died to serve again;
         whether it does. An external one is not the sandbox's to wait for: False at once."""
@@ -335,21 +340,21 @@ class RedisChild(Backend):
             finally:
                 self.down_since = None
 
-    def _serving(self) -> bool:
+    def serving(self) -> bool:
         return self.down_since is None and self.proc is not None and self.proc.poll() is None
 
     async def serving_again(self, within: float) -> bool:
         if self.proc is None:  # stopped
             return False
         deadline = time.monotonic() + within
-        while not self._serving():
+        while not self.serving():
             if time.monotonic() > deadline:
                 return False
             await asyncio.sleep(SUPERVISE_EVERY)
         return True
 
     def outage(self, exc: BaseException) -> tuple[str, int]:
-        if isinstance(exc, BusyLoadingError) or self.proc is None or self._serving():
+        if isinstance(exc, BusyLoadingError) or self.proc is None or self.serving():
             return super().outage(exc)  # started again and loading its data; or stopped, or running yet not reached
         # dead, and the supervisor restarting it (or about to: it looks every SUPERVISE_EVERY seconds)
         wait = max(1, math.ceil(self.restart_at - time.monotonic())) if self.down_since is not None else 1

@@ -251,11 +251,18 @@ class Gateway:
         A batch that did not run at all (no connection to Redis, or every command answered LOADING)
         waits for a Redis child that is being restarted, up to RESTART_HOLD seconds, and is sent once
         more: a restart of a second is a pause to the client, not an error. One that may have run
-        in part is never sent again. ``hold=False``: no wait (what is true now: the health check)."""
+        in part is never sent again. ``hold=False``: no wait (what is true now: the health check).
+
+        A batch that comes while the child is known to be away waits before it is sent: a pooled
+        connection to the dead child may not look closed yet (the event loop has not read its end),
+        and a batch sent on it would fail as one that may have run."""
+        backend = self.area.backend
+        if hold and not backend.serving() and not await backend.serving_again(RESTART_HOLD):
+            raise NotRun("the backing Redis is away")
         try:
             return await self._send(pool, batch, atomic)
         except NotRun:
-            if not hold or not await self.area.backend.serving_again(RESTART_HOLD):
+            if not hold or not await backend.serving_again(RESTART_HOLD):
                 raise
         return await self._send(pool, batch, atomic)
 
