@@ -25,6 +25,7 @@ import functools
 import hashlib
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,12 +40,18 @@ B = 0.75
 STOP_WORDS = frozenset(["a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and", "any", "are", "aren", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "couldn", "d", "did", "didn", "do", "does", "doesn", "doing", "don", "down", "during", "each", "few", "for", "from", "further", "had", "hadn", "has", "hasn", "have", "haven", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn", "it", "its", "itself", "just", "ll", "m", "ma", "me", "mightn", "more", "most", "mustn", "my", "myself", "needn", "no", "nor", "not", "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "re", "s", "same", "shan", "she", "should", "shouldn", "so", "some", "such", "t", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "wasn", "we", "were", "weren", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "won", "wouldn", "y", "you", "your", "yours", "yourself", "yourselves"])
 
 _WORD = re.compile(r"[a-z0-9]+")
-_stemmer = snowballstemmer.stemmer("english")
+#: a stemmer per thread: snowballstemmer's keeps the word being stemmed in the object, and two
+#: threads stemming at once (an index built in a background job while a query is tokenized) corrupt
+#: each other's word (IndexError, or a wrong stem)
+_stemmers = threading.local()
 
 
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def tokenize(text: str) -> list[str]:
