@@ -215,12 +215,16 @@ def _as_text(value: Any) -> str:
 
 
 def process_gone(pid: int) -> bool:
-    """Whether process ``pid`` has exited (a zombie has: only its parent's wait is missing)."""
+    """Whether process ``pid`` has exited, every thread of it: a zombie whose threads are gone too (only
+    its parent's wait is missing). A killed process's main thread may be a zombie while its other threads
+    still exit (redis-server has several): its files, sockets among them, are not closed yet, and its
+    parent's ``poll()`` still sees it running."""
     try:
         state = Path(f"/proc/{pid}/status").read_text()
+        threads = os.listdir(f"/proc/{pid}/task")
     except FileNotFoundError:
         return True
-    return "State:\tZ" in state
+    return "State:\tZ" in state and threads == [str(pid)]
 
 
 class _Polling:
