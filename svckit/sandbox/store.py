@@ -29,48 +29,7 @@ from svckit._disk import writing
 from svckit._files import create_private_file
 from svckit.sandbox.area import Health, SandboxContext, new_token
 from svckit.sandbox.plans import PLAN_PRESETS
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS queue_account (id TEXT PRIMARY KEY, record TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS search_indexes (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL, url TEXT NOT NULL, state TEXT NOT NULL,
-    created_at INTEGER NOT NULL, completed_at INTEGER,
-    label TEXT, body TEXT, retries INTEGER NOT NULL,
-    flow_control_key TEXT, flow_control_value TEXT,
-    resumed_from TEXT, dlq_id TEXT, caller_ip TEXT,
-    UNIQUE (run_id, created_at));
-CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, seq DESC);
-CREATE TABLE IF NOT EXISTS steps (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_seq INTEGER NOT NULL REFERENCES runs (seq),
-    group_no INTEGER NOT NULL, group_type TEXT NOT NULL,
-    step_id INTEGER, step_name TEXT NOT NULL, step_type TEXT NOT NULL, call_type TEXT NOT NULL,
-    message_id TEXT, out TEXT, concurrent INTEGER NOT NULL, state TEXT NOT NULL,
-    created_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS steps_of_run ON steps (run_seq, group_no, step_id, seq);
-CREATE TABLE IF NOT EXISTS dlq (
-    dlq_id TEXT PRIMARY KEY, run_seq INTEGER NOT NULL REFERENCES runs (seq),
-    created_at INTEGER NOT NULL, message_id TEXT NOT NULL,
-    response_status INTEGER, response_body TEXT, not_before INTEGER);
-CREATE INDEX IF NOT EXISTS dlq_newest ON dlq (created_at DESC, dlq_id DESC);
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_seq INTEGER NOT NULL REFERENCES runs (seq),
-    time INTEGER NOT NULL, message_id TEXT NOT NULL, state TEXT NOT NULL, step_name TEXT,
-    error TEXT, response_status INTEGER, next_delivery_time INTEGER);
-CREATE INDEX IF NOT EXISTS events_newest ON events (time DESC, seq DESC);
-CREATE TABLE IF NOT EXISTS failure_callbacks (
-    run_seq INTEGER PRIMARY KEY REFERENCES runs (seq),
-    message_id TEXT NOT NULL, state TEXT NOT NULL, fail_status INTEGER NOT NULL, fail_response TEXT,
-    response_status INTEGER, response_body TEXT, updated_at INTEGER NOT NULL);
-"""
-
-#: columns added after a data directory may have been created: (table, column, declaration).
-ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER"))
+from svckit.sandbox.schema import migrate
 
 #: search indexes every data directory starts with, so rename has targets.
 SEED_INDEXES = (("idx_products", "products"), ("idx_support_articles", "support-articles"))
@@ -109,11 +68,7 @@ class Store:
             # the workflow SDK's ``host`` and ``path`` filters
             self._db.create_function("url_host", 1, lambda url: _url_part(url, "hostname"), deterministic=True)
             self._db.create_function("url_path", 1, lambda url: _url_part(url, "path"), deterministic=True)
-            self._db.executescript(SCHEMA)
-            for table, column, declaration in ADDED_COLUMNS:
-                have = {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}
-                if column not in have:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            migrate(self._db)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
