@@ -25,10 +25,11 @@ from svckit.errors import DiskError
 
 
 class ApiError(Exception):
-    """Raised by a handler to answer ``{"error": message}`` with ``status``."""
+    """Raised by a handler to answer ``{"error": message}`` with ``status`` (and ``headers``: a 429's
+    rate limit headers)."""
 
-    def __init__(self, status: int, message: str) -> None:
-        self.status, self.message = status, message
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self.status, self.message, self.headers = status, message, headers
         super().__init__(message)
 
 
@@ -37,7 +38,7 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 
 async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    return error_response(exc.status, exc.message)
+    return error_response(exc.status, exc.message, exc.headers)
 
 
 async def _disk_error(request: Request, exc: DiskError) -> JSONResponse:

@@ -18,12 +18,10 @@ from svckit.sandbox.queue_reads import (
     MAX_DLQ_COUNT,
     MAX_EVENTS_COUNT,
     MAX_LOGS_COUNT,
-    NEVER,
     RUN_FILTERS,
     Filter,
 )
 
-_NO_SOURCE = "nothing in the sandbox comes from a URL group, queue or schedule: matches no entry"
 _IDS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 
 
@@ -31,7 +29,7 @@ def _filter_params(filters: Sequence[Filter]) -> list[dict[str, Any]]:
     params = []
     for f in filters:
         schema: dict[str, Any] = _INT if f.numeric else _STRING
-        description = _NO_SOURCE if f.column == NEVER else ""
+        description = ""
         if f.many:
             schema = {"type": "array", "items": schema}
             description = "repeat it to match any of several values"

@@ -68,6 +68,10 @@ from starlette.types import ASGIApp
 
 from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.delivery.engine import Deliveries
+from svckit.sandbox.delivery.publish import Publisher
+from svckit.sandbox.delivery.records import new_message_id
+from svckit.sandbox.delivery.routes import MessageRoutes
 from svckit.sandbox.failure import CallbackError
 from svckit.sandbox.headers import neutral_headers
 from svckit.sandbox.http import ApiError, AuthGate, json_app
@@ -94,7 +98,6 @@ from svckit.sandbox.runner import (
     UnknownWorkflow,
     WorkflowRunner,
 )
-from svckit.sandbox.steps import _message_id
 from svckit.sandbox.store import Store
 
 
@@ -173,13 +176,7 @@ def _batch_run(message: Any) -> dict[str, Any]:
     (a registered workflow's URL), its body (JSON when it parses) and the run options of its headers,
     under the vendor's ``Upstash-*`` or the spec's ``Service-*`` names (what the workflow SDK's
     ``Client.trigger`` sends; ``Upstash-Label`` joins several labels with commas, the first is kept)."""
-    if not isinstance(message, dict) or not isinstance(message.get("destination"), str):
-        raise ApiError(400, "every message must be an object with a destination (the workflow URL)")
-    given = message.get("headers") or {}
-    if not isinstance(given, dict):
-        raise ApiError(400, "a message's headers must be an object of header names to values")
-    headers = {name.decode(): value.decode() for name, value in
-               neutral_headers([(str(k).lower().encode(), str(v).encode()) for k, v in given.items()])}
+    headers = _neutral(message.get("headers") or {})
     raw = message.get("body")
     try:
         body = json.loads(raw) if isinstance(raw, str) and raw else raw
@@ -189,6 +186,42 @@ def _batch_run(message: Any) -> dict[str, Any]:
     if options["label"]:
         options["label"] = options["label"].split(",")[0]
     return {"url": message["destination"], "body": body, **options}
+
+
+def _destination(message: Any) -> str | None:
+    return message.get("destination") if isinstance(message, dict) and isinstance(message.get("destination"), str) else None
+
+
+def _neutral(given: Any) -> dict[str, str]:
+    """A batch message's headers by lower-case neutral name (``Upstash-Retries`` -> ``service-retries``)."""
+    if not isinstance(given, dict):
+        raise ApiError(400, "a message's headers must be an object of header names to values")
+    return {name.decode(): value.decode() for name, value in
+            neutral_headers([(str(k).lower().encode(), str(v).encode()) for k, v in given.items()])}
+
+
+def _batch_message(message: Any) -> dict[str, Any]:
+    """A plain message of ``POST /v2/batch``: ``{destination, headers, body, queue}``, headers made neutral."""
+    if _destination(message) is None:
+        raise ApiError(400, "every message must be an object with a destination (a URL or a URL group's name)")
+    return {**message, "headers": _neutral(message.get("headers") or {})}
+
+
+def _start_runs(store: Store, runner: WorkflowRunner, messages: list[dict[str, Any]], caller: str | None) -> list[Any]:
+    """Runs of registered workflows from batch messages: the hosted service starts one run per run id at
+    a time, so a message with the run id of one in progress, or of one before it in the batch, is
+    deduplicated."""
+    seen: set[str] = set()
+    fresh = []
+    for m in messages:
+        run_id = m["run_id"]
+        fresh.append(run_id is None or not (run_id in seen or store.query(
+            "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (run_id,))))
+        if run_id is not None:
+            seen.add(run_id)
+    runner.trigger_many([{**m, "caller_ip": caller} for m, new in zip(messages, fresh) if new])
+    return [{"messageId": new_message_id()} if new else {"messageId": new_message_id(), "deduplicated": True}
+            for new in fresh]
 
 
 def _cancel_filters(params: Any) -> list[Filter]:
@@ -212,6 +245,12 @@ class QueueArea(Area):
         self.runner = WorkflowRunner(self.store, retry_delay=float(ctx.options.get("queue_retry_delay", 0.05)),
                                      workers=positive_option(ctx.options, "queue_workers", DEFAULT_WORKERS),
                                      message_limit=self.max_message_size)
+        # the local QStash: messages kept in the store and delivered to loopback (svckit/sandbox/delivery)
+        self.deliveries = Deliveries(self.store, signing_key=lambda: self.store.signing_keys()[0],
+                                     account=self.store.queue_account,
+                                     backoff_scale=float(ctx.options.get("queue_backoff_scale", 1.0)))
+        self.publisher = Publisher(self.store, self.deliveries, ctx.options.get("allow_destinations") or ())
+        self.messages = MessageRoutes(self.store, self.publisher, self.deliveries)
         # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
         self.runner.recover()
 
@@ -366,29 +405,19 @@ class QueueArea(Area):
             return JSONResponse(_handle_wire(handle))
 
         async def batch(request: Request) -> JSONResponse:
-            messages = [_batch_run(m) for m in await _array_body(request)]
-            unknown = sorted({m["url"] for m in messages} - set(runner.urls))
-            if unknown:  # nothing starts: the batch is one request
-                raise ApiError(404, f"no workflow registered at {', '.join(map(repr, unknown))} (the sandbox's "
-                                    f"batch starts runs of registered workflows); registered: "
-                                    f"{', '.join(runner.urls) or 'none'}")
+            given = await _array_body(request)
+            runs = {i: _batch_run(m) for i, m in enumerate(given) if _destination(m) in runner.urls}
+            plain = {i: _batch_message(m) for i, m in enumerate(given) if i not in runs}
             caller = request.client.host if request.client else None
 
-            def start() -> list[dict[str, Any]]:
-                # the hosted service starts one run per run id at a time: a later message with the run id
-                # of one in progress, or of one before it in the batch, is deduplicated
-                seen: set[str] = set()
-                fresh = []
-                for m in messages:
-                    run_id = m["run_id"]
-                    fresh.append(run_id is None or not (run_id in seen or store.query(
-                        "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (run_id,))))
-                    if run_id is not None:
-                        seen.add(run_id)
-                # one write: every run starts, or none (a message too large, a disk that refused it)
-                runner.trigger_many([{**m, "caller_ip": caller} for m, new in zip(messages, fresh) if new])
-                return [{"messageId": _message_id()} if new else {"messageId": _message_id(), "deduplicated": True}
-                        for new in fresh]
+            def start() -> list[Any]:
+                answers: dict[int, Any] = {}
+                with store.transaction():  # one write: every message accepted, or none
+                    if plain:
+                        answers.update(zip(plain, self.messages.batch_items(list(plain.values()), caller)))
+                    if runs:
+                        answers.update(zip(runs, _start_runs(store, runner, list(runs.values()), caller)))
+                return [answers[i] for i in range(len(given))]
 
             try:
                 return JSONResponse(await run_in_threadpool(start))
@@ -415,6 +444,7 @@ class QueueArea(Area):
             Route("/v2/dlq/{dlqId}", dlq_delete, methods=["DELETE"]),
             Route("/v2/events", events, methods=["GET"]),
             Route("/v2/trigger/{url:path}", trigger, methods=["POST"]),
+            *self.messages.routes(),
         ]
         return AuthGate(json_app(routes), bearer_check(store.queue_token, "queue token",
                                                        " (a rotated token stops working at once)"),
@@ -437,6 +467,10 @@ class QueueArea(Area):
 
             await asyncio.to_thread(seed_demo, self.runner)
 
+    async def start(self) -> None:
+        await self.deliveries.start()
+
     async def stop(self) -> None:
+        await self.deliveries.stop()
         self.runner.close()
         self.store.release()

@@ -10,11 +10,13 @@ The routes that use them are in :mod:`svckit.sandbox.queue`.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from svckit.queue.models import EventState, RunState
+from svckit.sandbox.delivery.records import header_map, message_event_wire, message_wire
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.runner import decode_cursor, encode_cursor
 from svckit.sandbox.store import Store
@@ -68,16 +70,16 @@ class Filter:
     many: bool = False
 
 
-#: a filter that no sandbox entry can match: nothing is published to a URL group or a queue, or by a
-#: schedule, in the sandbox (the runner delivers to workflow URLs directly).
-NEVER = "0"
-_NO_SOURCE = tuple(Filter(name, NEVER) for name in ("topicName", "queueName", "scheduleId"))
-#: what every list of runs, entries or events is also filtered by (the SDKs' universal filters)
-_EVERYWHERE = (Filter("callerIp", "r.caller_ip", many=True), Filter("label", "r.label", many=True),
-               Filter("flowControlKey", "r.flow_control_key", many=True))
+#: what every list of runs, entries or events is also filtered by (the SDKs' universal filters); ``r``
+#: is the run, ``m`` the message (DLQ entries and events belong to one or the other)
+_UNIVERSAL = (("callerIp", "caller_ip"), ("label", "label"), ("flowControlKey", "flow_control_key"))
+_EVERYWHERE = tuple(Filter(param, f"COALESCE(m.{column}, r.{column})", many=True) for param, column in _UNIVERSAL)
+_RUN_EVERYWHERE = tuple(Filter(param, f"r.{column}", many=True) for param, column in _UNIVERSAL)
+_SOURCE = (Filter("topicName", "m.topic_name", many=True), Filter("queueName", "m.queue_name", many=True),
+           Filter("scheduleId", "m.schedule_id", many=True))
 
 RUN_FILTERS: tuple[Filter, ...] = (
-    *_EVERYWHERE,
+    *_RUN_EVERYWHERE,
     Filter("workflowRunId", "r.run_id"), Filter("workflowUrl", "r.url", many=True),
     Filter("workflowCreatedAt", "r.created_at", numeric=True),
     Filter("fromDate", "r.created_at", ">=", numeric=True), Filter("toDate", "r.created_at", "<=", numeric=True),
@@ -85,20 +87,21 @@ RUN_FILTERS: tuple[Filter, ...] = (
     Filter("messageId", "r.seq IN (SELECT run_seq FROM steps WHERE message_id = ?)"),
 )
 DLQ_FILTERS: tuple[Filter, ...] = (
-    *_EVERYWHERE, *_NO_SOURCE,
-    Filter("dlqIds", "d.dlq_id", many=True), Filter("messageId", "d.message_id"), Filter("url", "r.url", many=True),
+    *_EVERYWHERE, *_SOURCE,
+    Filter("dlqIds", "d.dlq_id", many=True), Filter("messageId", "d.message_id"),
+    Filter("url", "COALESCE(m.url, r.url)", many=True),
     Filter("responseStatus", "d.response_status", numeric=True),
     Filter("fromDate", "d.created_at", ">=", numeric=True), Filter("toDate", "d.created_at", "<=", numeric=True),
     Filter("workflowRunId", "r.run_id"), Filter("workflowUrl", "r.url", many=True),
     Filter("workflowCreatedAt", "r.created_at", numeric=True),
     Filter("failureFunctionState", "f.state", many=True),
-    # the workflow SDK lists with ``source=workflow``: every sandbox entry is a workflow run's
-    Filter("source", "'workflow'", many=True),
+    # the workflow SDK lists with ``source=workflow``: the entries of runs
+    Filter("source", "CASE WHEN d.run_seq IS NULL THEN 'message' ELSE 'workflow' END", many=True),
 )
 EVENT_FILTERS: tuple[Filter, ...] = (
-    *_EVERYWHERE, *_NO_SOURCE,
+    *_EVERYWHERE, *_SOURCE,
     Filter("messageId", "e.message_id"), Filter("messageIds", "e.message_id", many=True),
-    Filter("url", "r.url", many=True), Filter("workflowUrl", "r.url", many=True),
+    Filter("url", "COALESCE(m.url, r.url)", many=True), Filter("workflowUrl", "r.url", many=True),
     Filter("fromDate", "e.time", ">=", numeric=True), Filter("toDate", "e.time", "<=", numeric=True),
     Filter("workflowRunId", "r.run_id"),
 )
@@ -111,9 +114,6 @@ def where(params: Any, filters: Sequence[Filter]) -> tuple[list[str], list[Any]]
     for f in filters:
         given = values(params, f.param)
         if not given:
-            continue
-        if f.column == NEVER:
-            clauses.append(NEVER)
             continue
         if len(given) > 1 and not f.many:
             raise ApiError(400, f"{f.param}: give one value, got {len(given)}")
@@ -260,32 +260,42 @@ def _message_headers(row: Any) -> dict[str, list[str]]:
     return headers
 
 
-#: DLQ entries with their runs and failure function calls (the ``f`` columns are NULL without one)
-DLQ_SELECT = ("SELECT d.*, r.run_id, r.url, r.created_at AS run_created_at, r.label, r.body, r.retries, "
-              "r.flow_control_key, r.flow_control_value, r.caller_ip, f.state AS callback_state, "
-              "f.response_status AS callback_status, f.response_body AS callback_body "
-              "FROM dlq d JOIN runs r ON r.seq = d.run_seq LEFT JOIN failure_callbacks f ON f.run_seq = r.seq")
+#: DLQ entries with their runs or messages, and failure function calls (the ``f`` columns are NULL without one)
+DLQ_SELECT = ("SELECT d.dlq_id, d.run_seq, d.message_seq, d.created_at AS dlq_created_at, "
+              "d.message_id AS dlq_message_id, d.response_status AS dlq_response_status, "
+              "d.response_body AS dlq_response_body, d.not_before AS not_before_ms, r.run_id, r.url AS run_url, r.created_at AS run_created_at, r.label AS run_label, "
+              "r.body AS run_body, r.retries, r.flow_control_key AS run_flow_key, "
+              "r.flow_control_value AS run_flow_value, r.caller_ip AS run_caller_ip, f.state AS callback_state, "
+              "f.response_status AS callback_status, f.response_body AS callback_body, m.* "
+              "FROM dlq d LEFT JOIN runs r ON r.seq = d.run_seq LEFT JOIN failure_callbacks f ON f.run_seq = r.seq "
+              "LEFT JOIN messages m ON m.seq = d.message_seq")
 
 
 def _dlq_wire(row: Any) -> dict[str, Any]:
-    """One DLQ entry: every field qstash's ``parse_dlq_message_response`` reads, plus the workflow
-    fields of the workflow SDK's DLQ message (``workflowRunId``, ``workflowUrl``, ``workflowCreatedAt``,
-    and ``failureCallback`` / ``failureCallbackInfo`` for a run whose workflow has a failure function)."""
+    """One DLQ entry: every field qstash's ``parse_dlq_message_response`` reads; for a run's, the
+    workflow fields of the workflow SDK's DLQ message too (``workflowRunId``, ``workflowUrl``,
+    ``workflowCreatedAt``, and ``failureCallback`` / ``failureCallbackInfo`` for a run whose workflow has
+    a failure function)."""
+    entry = {"dlqId": row["dlq_id"], "responseStatus": row["dlq_response_status"],
+             "responseBody": row["dlq_response_body"]}
+    if row["message_seq"] is not None:
+        return {**message_wire(row), **_present(entry),
+                "responseHeader": header_map(json.loads(row["response_headers"] or "[]"))}
     callback = None
     if row["callback_state"] is not None:
         callback = _present({"state": row["callback_state"], "responseStatus": row["callback_status"],
                              "responseBody": row["callback_body"],
                              "responseHeaders": {"Content-Type": ["application/json"]}})
+    run = {"run_id": row["run_id"], "url": row["run_url"], "body": row["run_body"]}
     return _present({
-        "dlqId": row["dlq_id"], "messageId": row["message_id"], "url": row["url"], "method": "POST",
-        "header": _message_headers(row), "body": row["body"], "maxRetries": row["retries"],
-        "notBefore": row["not_before"] if row["not_before"] is not None else row["created_at"],
-        "createdAt": row["created_at"], "callerIP": row["caller_ip"],
-        "responseStatus": row["response_status"], "responseHeader": {"Content-Type": ["text/plain"]},
-        "responseBody": row["response_body"], "label": row["label"],
-        **flow_control_wire(row["flow_control_key"], row["flow_control_value"]),
-        "workflowRunId": row["run_id"], "workflowUrl": row["url"], "workflowCreatedAt": row["run_created_at"],
-        "failureCallback": None if callback is None else row["url"], "failureCallbackInfo": callback,
+        **entry, "messageId": row["dlq_message_id"], "url": row["run_url"], "method": "POST",
+        "header": _message_headers(run), "body": row["run_body"], "maxRetries": row["retries"],
+        "notBefore": row["not_before_ms"] if row["not_before_ms"] is not None else row["dlq_created_at"],
+        "createdAt": row["dlq_created_at"], "callerIP": row["run_caller_ip"],
+        "responseHeader": {"Content-Type": ["text/plain"]}, "label": row["run_label"],
+        **flow_control_wire(row["run_flow_key"], row["run_flow_value"]),
+        "workflowRunId": row["run_id"], "workflowUrl": row["run_url"], "workflowCreatedAt": row["run_created_at"],
+        "failureCallback": None if callback is None else row["run_url"], "failureCallbackInfo": callback,
     })
 
 
@@ -294,7 +304,7 @@ def dlq_page(store: Store, params: Any, *, maximum: int = MAX_DLQ_COUNT,
     """The DLQ entries the filters of ``params`` select, one page, newest first, and the next cursor."""
     clauses, args = where(params, DLQ_FILTERS)
     return page(store, DLQ_SELECT, clauses, args, params, maximum=maximum, default=default,
-                order=("d.created_at", "d.dlq_id"), keys=("created_at", "dlq_id"), int_key=False)
+                order=("d.created_at", "d.dlq_id"), keys=("dlq_created_at", "dlq_id"), int_key=False)
 
 
 def list_dlq(store: Store, params: Any) -> dict[str, Any]:
@@ -313,7 +323,9 @@ def get_dlq(store: Store, dlq_id: str) -> dict[str, Any]:
 
 def _event_wire(row: Any) -> dict[str, Any]:
     """One event: every field qstash's ``parse_logs_response`` reads (``body`` is base64 there), plus
-    the run and step it belongs to."""
+    the message, or the run and step, it belongs to."""
+    if row["message_seq"] is not None:
+        return message_event_wire(row)
     body = None if row["body"] is None else base64.b64encode(row["body"].encode()).decode()
     return _present({
         "time": row["time"], "messageId": row["message_id"], "state": row["state"], "error": row["error"],
@@ -335,8 +347,12 @@ def list_events(store: Store, params: Any) -> dict[str, Any]:
             raise ApiError(400, f"state: must be one of {', '.join(EVENT_STATES)}, got {state!r}")
         clauses.append("e.state = ?")
         args.append(state)
-    select = ("SELECT e.*, r.run_id, r.url, r.created_at AS run_created_at, r.label, r.body, r.retries, "
-              "r.flow_control_key, r.flow_control_value FROM events e JOIN runs r ON r.seq = e.run_seq")
+    select = ("SELECT e.*, r.run_id, COALESCE(m.url, r.url) AS url, r.created_at AS run_created_at, "
+              "COALESCE(m.label, r.label) AS label, COALESCE(m.body, r.body) AS body, r.retries, "
+              "COALESCE(m.flow_control_key, r.flow_control_key) AS flow_control_key, "
+              "COALESCE(m.flow_control_value, r.flow_control_value) AS flow_control_value, m.options, m.headers, "
+              "m.topic_name, m.endpoint_name, m.queue_name, m.schedule_id, m.method, m.max_retries "
+              "FROM events e LEFT JOIN runs r ON r.seq = e.run_seq LEFT JOIN messages m ON m.seq = e.message_seq")
     events, cursor = page(store, select, clauses, args, params, maximum=MAX_EVENTS_COUNT,
                           order=("e.time", "e.seq"), keys=("time", "seq"), int_key=True)
     return with_cursor({"events": [_event_wire(r) for r in events]}, cursor)

@@ -55,7 +55,7 @@ TABLES: dict[str, str] = {
         caller_ip TEXT, label TEXT, flow_control_key TEXT, flow_control_value TEXT,
         state TEXT NOT NULL, due_at INTEGER,
         response_status INTEGER, response_headers TEXT, response_body BLOB)""",
-    "dedup": "CREATE TABLE dedup (key TEXT PRIMARY KEY, message_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+    "dedup": "CREATE TABLE dedup (key TEXT PRIMARY KEY, result TEXT NOT NULL, expires_at INTEGER NOT NULL)",
     "queues": """CREATE TABLE queues (
         name TEXT PRIMARY KEY, parallelism INTEGER NOT NULL, paused INTEGER NOT NULL,
         created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)""",

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from svckit._disk import writing
 from svckit._files import create_private_file
 from svckit.sandbox.area import Health, SandboxContext, new_token
+from svckit.sandbox.delivery.signing import new_signing_key
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.sandbox.schema import migrate
 
@@ -202,6 +203,26 @@ class Store:
                 return False
             self.update_queue_account(**PLAN_PRESETS[plan_name], last_plan_upgrade_time=int(time.time()))
             return True
+
+    # -- signing keys (area D's deliveries) -------------------------------------------------------
+    def signing_keys(self) -> tuple[str, str]:
+        """The current and next signing keys of this data directory, made the first time."""
+        with self.transaction():
+            current, upcoming = self.get_meta("signing_key_current"), self.get_meta("signing_key_next")
+            if current is None or upcoming is None:
+                current, upcoming = new_signing_key(), new_signing_key()
+                self.set_meta("signing_key_current", current)
+                self.set_meta("signing_key_next", upcoming)
+            return current, upcoming
+
+    def rotate_signing_keys(self) -> tuple[str, str]:
+        """The next key becomes the current one, and a new next key is made."""
+        with self.transaction():
+            _, upcoming = self.signing_keys()
+            fresh = new_signing_key()
+            self.set_meta("signing_key_current", upcoming)
+            self.set_meta("signing_key_next", fresh)
+            return upcoming, fresh
 
     # -- search indexes (area C) -------------------------------------------------------------
     def ensure_search_indexes(self) -> None:

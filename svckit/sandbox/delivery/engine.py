@@ -1,0 +1,421 @@
+"""The delivery engine: every message the sandbox keeps is delivered by HTTP to its URL, on the
+sandbox's event loop, tried again on failure, and put in the DLQ when its retries are spent.
+
+- **Due times.** A heap of (due ms, seq). :meth:`Deliveries.submit` (any thread) adds messages after
+  the transaction that kept them committed; :meth:`Deliveries.start` loads every message that is not
+  final, so a message accepted before a crash is delivered after the restart (at least once: one whose
+  attempt was cut short by the crash is delivered again).
+- **Slots.** An attempt starts when the account's ``max_global_parallelism`` allows, and its flow
+  control key's ``parallelism`` and ``rate`` per ``period``. A queue delivers in order: a message of a
+  queue holds one of the queue's ``parallelism`` slots from its first attempt until it is final (its
+  retries included), so with parallelism 1 the next waits for it; a paused queue starts nothing.
+- **An attempt** marks the message ACTIVE, sends it (method, the forwarded headers, ``User-Agent:
+  Upstash-QStash``, ``Upstash-Message-Id``, ``Upstash-Retried``, ``Upstash-Signature`` and, where they
+  apply, ``Upstash-Topic-Name``, ``Upstash-Schedule-Id``, ``Upstash-Caller-Ip``) with its timeout, and
+  records the outcome in one transaction: DELIVERED on a 2xx; else RETRY at the backoff's time
+  (:mod:`.backoff`; the destination's Retry-After wins), or FAILED into the DLQ when the retries are
+  spent or the destination answered 489 with ``Upstash-NonRetryable-Error: true``. A callback message is
+  made after every attempt of a message that has one, a failure-callback message when it fails.
+- **Redirects are not followed**, and the client ignores proxy variables: a delivery goes to the
+  loopback URL that was checked at publish (:mod:`.destination`), nowhere else.
+
+Times in the table are Unix milliseconds. ``backoff_scale`` multiplies every retry delay: 1 as the
+hosted service (12 s before the first retry); tests and demos pass less (``Sandbox(queue_backoff_scale=...)``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import bisect
+import contextlib
+import heapq
+import json
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from svckit.queue.models import EventState
+from svckit.sandbox.delivery.backoff import asked_delay, retry_delay
+from svckit.sandbox.delivery.options import FlowControl, flow_control
+from svckit.sandbox.delivery.records import WAITING, NewMessage, add_event, header_map, insert_message
+from svckit.sandbox.delivery.signing import signature
+from svckit.sandbox.store import Store, StoreClosed, now_ms
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "Upstash-QStash"
+#: the most of a destination's response body kept (for the DLQ, the events and callbacks)
+RESPONSE_KEPT = 64 * 1024
+NON_RETRYABLE_STATUS = 489
+#: seconds before an attempt that failed inside the sandbox (not at the destination) is made again
+FAULT_RETRY = 1.0
+
+
+@dataclass
+class _Pending:
+    seq: int
+    due: int
+    lane: str | None = None  # the queue
+    flow: FlowControl | None = None
+    holds_lane: bool = False
+
+
+@dataclass
+class _Outcome:
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def final_failure(self) -> bool:
+        return self.status == NON_RETRYABLE_STATUS and self.headers.get("upstash-nonretryable-error") == "true"
+
+
+@dataclass
+class _Rate:
+    start: float = 0.0
+    count: int = 0
+
+
+def pending_of(row: Mapping[str, Any]) -> tuple[int, int, str | None, str | None, str | None]:
+    """What :meth:`Deliveries.submit` takes of a message row: seq, due, queue, flow control key and value."""
+    return (row["seq"], row["due_at"], row["queue_name"], row["flow_control_key"], row["flow_control_value"])
+
+
+class Deliveries:
+    """The delivery engine of one sandbox (module docstring)."""
+
+    def __init__(self, store: Store, *, signing_key: Callable[[], str], account: Callable[[], Mapping[str, Any]],
+                 backoff_scale: float = 1.0) -> None:
+        self.store = store
+        self.signing_key = signing_key
+        self.account = account
+        self.backoff_scale = backoff_scale
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: httpx.AsyncClient | None = None
+        self._heap: list[tuple[int, int]] = []
+        self._pending: dict[int, _Pending] = {}
+        self._ready: dict[str | None, list[tuple[int, _Pending]]] = {}
+        self._queues: dict[str, tuple[int, bool]] = {}  # name -> (parallelism, paused)
+        self._lane_held: Counter[str] = Counter()
+        self._flow_active: Counter[str] = Counter()
+        self._rates: dict[str, _Rate] = {}
+        self._active = 0
+        self._global = 10
+        self._attempts: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._idle = asyncio.Event()
+
+    # -- lifecycle (on the event loop) ----------------------------------------------------------
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._client = httpx.AsyncClient(trust_env=False, follow_redirects=False,
+                                         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        self._global = int(self.account()["max_global_parallelism"])
+        self._queues = {r["name"]: (r["parallelism"], bool(r["paused"]))
+                        for r in await asyncio.to_thread(self.store.query, "SELECT * FROM queues")}
+        rows = await asyncio.to_thread(self.store.query, (
+            "SELECT seq, due_at, queue_name, flow_control_key, flow_control_value, state FROM messages "
+            f"WHERE state IN ({','.join('?' * len(WAITING))}) ORDER BY seq"), WAITING)
+        for row in rows:
+            self._add(*pending_of(row), holds_lane=row["state"] == EventState.RETRY.value)
+        self._task = asyncio.create_task(self._run(), name="svckit-deliveries")
+
+    async def stop(self) -> None:
+        """Stop delivering: attempts in flight are cut short (they are delivered again at the next start)."""
+        if self._task is not None:
+            self._task.cancel()
+        for attempt in list(self._attempts):
+            attempt.cancel()
+        await asyncio.gather(*(t for t in [self._task, *self._attempts] if t is not None), return_exceptions=True)
+        if self._client is not None:
+            await self._client.aclose()
+
+    # -- from any thread ------------------------------------------------------------------------
+    def submit(self, items: list[tuple[int, int, str | None, str | None, str | None]]) -> None:
+        """Deliver these messages (:func:`pending_of` rows), kept and committed by the caller."""
+        self._call(self._add_many, items)
+
+    def forget(self, seqs: list[int]) -> None:
+        """These messages were canceled: deliver them no more (an attempt in flight finishes unrecorded)."""
+        self._call(self._forget, seqs)
+
+    def queue_changed(self, name: str, parallelism: int | None, paused: bool = False) -> None:
+        """A queue was made, changed (``parallelism``) or deleted (None)."""
+        self._call(self._set_queue, name, parallelism, paused)
+
+    def _call(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._loop is None or self._loop.is_closed():
+            return  # not started, or stopped: the next start loads the messages from the store
+        self._loop.call_soon_threadsafe(fn, *args)
+
+    # -- the loop's side ------------------------------------------------------------------------
+    def _add_many(self, items: list[tuple[int, int, str | None, str | None, str | None]]) -> None:
+        for item in items:
+            self._add(*item)
+
+    def _add(self, seq: int, due: int, lane: str | None, key: str | None, value: str | None, *,
+             holds_lane: bool = False) -> None:
+        flow = flow_control({"service-flow-control-key": key, "service-flow-control-value": value or ""}) if key else None
+        self._pending[seq] = _Pending(seq, due, lane, flow, holds_lane)
+        if holds_lane and lane is not None:
+            self._lane_held[lane] += 1
+        heapq.heappush(self._heap, (due, seq))
+        self._wake.set()
+
+    def _forget(self, seqs: list[int]) -> None:
+        for seq in seqs:
+            pending = self._pending.pop(seq, None)
+            if pending is not None:
+                self._release_lane(pending)
+                ready = self._ready.get(pending.lane, [])
+                with contextlib.suppress(ValueError):
+                    ready.remove((seq, pending))
+        self._wake.set()
+
+    def _set_queue(self, name: str, parallelism: int | None, paused: bool) -> None:
+        if parallelism is None:
+            self._queues.pop(name, None)
+        else:
+            self._queues[name] = (parallelism, paused)
+        self._wake.set()
+
+    def _release_lane(self, pending: _Pending) -> None:
+        if pending.holds_lane and pending.lane is not None:
+            pending.holds_lane = False
+            self._lane_held[pending.lane] -= 1
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            wait = self._pump()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    def _pump(self) -> float | None:
+        """Start every attempt that is due and has its slots; the seconds until one may be (None: none waits)."""
+        now = now_ms()
+        while self._heap and self._heap[0][0] <= now:
+            due, seq = heapq.heappop(self._heap)
+            pending = self._pending.get(seq)
+            if pending is not None and pending.due == due:
+                bisect.insort(self._ready.setdefault(pending.lane, []), (seq, pending), key=lambda item: item[0])
+        soonest: float | None = None
+        for lane, ready in self._ready.items():
+            parallelism, paused = self._queues.get(lane, (1, False)) if lane is not None else (0, False)
+            if paused or self._active >= self._global:
+                continue
+            kept, lane_blocked = [], False
+            for i, (seq, pending) in enumerate(ready):
+                if self._active >= self._global:  # nothing more starts until an attempt ends
+                    kept += ready[i:]
+                    break
+                if lane is not None and not pending.holds_lane and (
+                        lane_blocked or self._lane_held[lane] >= parallelism):
+                    lane_blocked = True  # in order: nothing after the first that waits for the queue
+                    kept.append((seq, pending))
+                    continue
+                wait = self._slot_wait(pending, now)
+                if wait is not None:
+                    kept.append((seq, pending))
+                    soonest = wait if soonest is None else min(soonest, wait)
+                    continue
+                self._begin(pending, now)
+            ready[:] = kept
+        if self._heap:
+            until = max(0.0, (self._heap[0][0] - now) / 1000)
+            soonest = until if soonest is None else min(soonest, until)
+        return soonest
+
+    def _slot_wait(self, pending: _Pending, now: int) -> float | None:
+        """None when an attempt of ``pending`` may start now; else seconds to wait (a rate's period), or
+        a long wait that a finishing attempt cuts short (a parallelism slot)."""
+        if self._active >= self._global:
+            return 3600.0
+        flow = pending.flow
+        if flow is None:
+            return None
+        if flow.parallelism is not None and self._flow_active[flow.key] >= flow.parallelism:
+            return 3600.0
+        if flow.rate is not None:
+            rate = self._rates.setdefault(flow.key, _Rate(now / 1000))
+            if now / 1000 - rate.start >= flow.period:
+                rate.start, rate.count = now / 1000, 0
+            if rate.count >= flow.rate:
+                return rate.start + flow.period - now / 1000
+        return None
+
+    def _begin(self, pending: _Pending, now: int) -> None:
+        self._active += 1
+        if pending.flow is not None:
+            self._flow_active[pending.flow.key] += 1
+            if pending.flow.rate is not None:
+                self._rates[pending.flow.key].count += 1
+        if pending.lane is not None and not pending.holds_lane:
+            pending.holds_lane = True
+            self._lane_held[pending.lane] += 1
+        task = asyncio.create_task(self._attempt(pending), name=f"svckit-delivery-{pending.seq}")
+        self._attempts.add(task)
+        task.add_done_callback(self._attempts.discard)
+
+    async def _attempt(self, pending: _Pending) -> None:
+        next_due: int | None = None
+        try:
+            job = await asyncio.to_thread(self._begin_attempt, pending.seq)
+            if job is None:
+                return  # canceled meanwhile
+            outcome = await self._send(job)
+            next_due, made = await asyncio.to_thread(self._record, job, outcome)
+            self._add_many(made)
+        except StoreClosed:
+            return  # the sandbox is stopping: the message is delivered again at the next start
+        except Exception:  # one message's fault (a disk that refused a write) must not stop the engine
+            log.exception("delivering message seq %s failed; trying again in %s s", pending.seq, FAULT_RETRY)
+            next_due = now_ms() + int(FAULT_RETRY * 1000)  # its row is still waiting: nothing is lost
+        finally:
+            self._active -= 1
+            if pending.flow is not None:
+                self._flow_active[pending.flow.key] -= 1
+            if next_due is None:
+                if self._pending.pop(pending.seq, None) is not None:
+                    self._release_lane(pending)
+            else:
+                pending.due = next_due
+                heapq.heappush(self._heap, (next_due, pending.seq))
+            self._wake.set()
+
+    # -- in a thread: the store -----------------------------------------------------------------
+    def _begin_attempt(self, seq: int) -> dict[str, Any] | None:
+        account = self.account()
+        self._global = int(account["max_global_parallelism"])
+        now = now_ms()
+        with self.store.transaction() as db:
+            row = db.execute("SELECT * FROM messages WHERE seq = ?", (seq,)).fetchone()
+            if row is None or row["state"] not in WAITING:
+                return None
+            db.execute("UPDATE messages SET state = ? WHERE seq = ?", (EventState.ACTIVE.value, seq))
+            add_event(db, seq, row["message_id"], EventState.ACTIVE.value, now)
+        job = dict(row)
+        job["options"] = json.loads(row["options"])
+        job["headers"] = json.loads(row["headers"])
+        job["timeout"] = job["options"].get("timeout") or float(account["timeout"])
+        job["key"] = self.signing_key()
+        return job
+
+    async def _send(self, job: dict[str, Any]) -> _Outcome:
+        assert self._client is not None
+        headers = [(name, value) for name, value in job["headers"]]
+        headers += [("User-Agent", USER_AGENT), ("Upstash-Message-Id", job["message_id"]),
+                    ("Upstash-Retried", str(job["retried"])),
+                    ("Upstash-Signature", signature(job["key"], job["url"], job["body"]))]
+        for header, column in (("Upstash-Topic-Name", "topic_name"), ("Upstash-Schedule-Id", "schedule_id"),
+                               ("Upstash-Caller-Ip", "caller_ip")):
+            if job[column]:
+                headers.append((header, job[column]))
+        try:
+            async with self._client.stream(job["method"], job["url"], headers=headers, content=job["body"],
+                                           timeout=job["timeout"]) as response:
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk[:RESPONSE_KEPT - len(body)]
+                    if len(body) >= RESPONSE_KEPT:
+                        break
+                return _Outcome(response.status_code, {k.lower(): v for k, v in response.headers.items()}, bytes(body))
+        except httpx.TimeoutException:
+            return _Outcome(error=f"the destination did not answer within {job['timeout']:g} s (the message's timeout)")
+        except httpx.HTTPError as exc:
+            return _Outcome(error=f"the destination could not be reached: {type(exc).__name__}: {exc}")
+
+    def _record(self, job: dict[str, Any], outcome: _Outcome) -> tuple[int | None, list[tuple[Any, ...]]]:
+        """The outcome of an attempt, in one transaction; the message's next due time (None: final) and
+        the callback messages it made."""
+        now = now_ms()
+        seq, message_id, retried = job["seq"], job["message_id"], job["retried"]
+        error = outcome.error
+        if error is None and not outcome.ok:
+            error = f"the destination answered {outcome.status}"
+        made: list[NewMessage] = []
+        next_due: int | None = None
+        account = self.account() if not outcome.ok else {}
+        with self.store.transaction() as db:
+            state = db.execute("SELECT state FROM messages WHERE seq = ?", (seq,)).fetchone()["state"]
+            if state != EventState.ACTIVE.value:
+                return None, []  # canceled while it was delivered
+            response = (outcome.status, json.dumps(sorted(outcome.headers.items())), outcome.body)
+            if outcome.ok:
+                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
+                           "response_body = ? WHERE seq = ?", (EventState.DELIVERED.value, *response, seq))
+                add_event(db, seq, message_id, EventState.DELIVERED.value, now, status=outcome.status)
+            elif retried < job["max_retries"] and not outcome.final_failure:
+                wait = asked_delay(outcome.headers)
+                wait = (retry_delay(job["options"].get("retry_delay"), retried) if wait is None else wait)
+                next_due = now + int(wait * self.backoff_scale * 1000)
+                db.execute("UPDATE messages SET state = ?, retried = ?, due_at = ?, response_status = ?, "
+                           "response_headers = ?, response_body = ? WHERE seq = ?",
+                           (EventState.RETRY.value, retried + 1, next_due, *response, seq))
+                add_event(db, seq, message_id, EventState.ERROR.value, now, error=error, status=outcome.status,
+                          next_at=next_due)
+                add_event(db, seq, message_id, EventState.RETRY.value, now, next_at=next_due)
+            else:
+                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
+                           "response_body = ? WHERE seq = ?", (EventState.FAILED.value, *response, seq))
+                add_event(db, seq, message_id, EventState.FAILED.value, now, error=error, status=outcome.status)
+                dlq_id = self._to_dlq(db, job, outcome, error, now, int(account.get("max_dlq_size") or 0))
+                if job["options"].get("failure_callback", {}).get("url"):
+                    made.append(self._callback(job, outcome, "failure_callback", dlq_id=dlq_id))
+            if job["options"].get("callback", {}).get("url"):
+                made.append(self._callback(job, outcome, "callback"))
+            rows = []
+            for message in made:
+                new_seq = insert_message(db, message, now)
+                rows.append((new_seq, max(now, message.not_before), None, None, None))
+        return next_due, rows
+
+    @staticmethod
+    def _to_dlq(db: Any, job: dict[str, Any], outcome: _Outcome, error: str, now: int, limit: int) -> str:
+        dlq_id = f"dlq_{uuid.uuid4().hex}"
+        body = outcome.body.decode("utf-8", "replace") if outcome.status is not None else error
+        db.execute("INSERT INTO dlq (dlq_id, message_seq, created_at, message_id, response_status, response_body, "
+                   "not_before) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (dlq_id, job["seq"], now, job["message_id"], outcome.status, body, job["not_before"]))
+        if limit:  # the account's max_dlq_size: the oldest entries make room
+            db.execute("DELETE FROM dlq WHERE dlq_id IN (SELECT dlq_id FROM dlq ORDER BY created_at DESC, "
+                       "dlq_id DESC LIMIT -1 OFFSET ?)", (limit,))
+        return dlq_id
+
+    @staticmethod
+    def _callback(job: dict[str, Any], outcome: _Outcome, kind: str, *, dlq_id: str | None = None) -> NewMessage:
+        """The message a callback (``kind`` callback or failure_callback) of this attempt is delivered as."""
+        settings = job["options"][kind]
+        report: dict[str, Any] = {
+            "status": outcome.status or 0, "header": header_map(list(outcome.headers.items())),
+            "body": base64.b64encode(outcome.body).decode(), "retried": job["retried"],
+            "maxRetries": job["max_retries"], "sourceMessageId": job["message_id"], "url": job["url"],
+            "method": job["method"], "sourceHeader": header_map(job["headers"]),
+            "sourceBody": base64.b64encode(job["body"]).decode(), "notBefore": job["not_before"],
+            "createdAt": job["created_at"], "topicName": job["topic_name"], "endpointName": job["endpoint_name"],
+            "scheduleId": job["schedule_id"], "callerIP": job["caller_ip"]}
+        if dlq_id is not None:
+            report["dlqId"] = dlq_id
+        if outcome.error is not None:
+            report["error"] = outcome.error
+        return NewMessage(
+            url=settings["url"], body=json.dumps({k: v for k, v in report.items() if v is not None}).encode(),
+            method=settings.get("method", "POST"),
+            headers=[("content-type", "application/json"), *map(tuple, settings.get("headers", []))],
+            options={"retry_delay": settings.get("retry_delay"), "timeout": settings.get("timeout")},
+            max_retries=3 if settings.get("retries") is None else settings["retries"],
+            not_before=now_ms() + int(1000 * (settings.get("delay") or 0)), kind=kind, source_seq=job["seq"],
+            caller_ip=job["caller_ip"])

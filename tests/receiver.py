@@ -1,0 +1,88 @@
+"""A destination on loopback for the local QStash's tests: an HTTP server that records every request it
+gets and answers each path as told (200 unless :meth:`Receiver.answer` said otherwise)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Delivery:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    @property
+    def text(self) -> str:
+        return self.body.decode()
+
+
+class Receiver:
+    """``with Receiver() as r: r.url("/hook")``; ``r.deliveries`` in arrival order."""
+
+    def __init__(self) -> None:
+        self.deliveries: list[Delivery] = []
+        self._answers: dict[str, list[tuple[int, dict[str, str], bytes]]] = {}
+        self._lock = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver._lock:
+                    receiver.deliveries.append(Delivery(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                                                        body, time.time()))
+                    queued = receiver._answers.get(self.path.partition("?")[0])
+                    status, headers, reply = queued.pop(0) if queued and len(queued) > 1 else (queued[0] if queued else (200, {}, b"ok"))
+                    receiver._lock.notify_all()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+    def answer(self, path: str, *replies: int | tuple[int, dict[str, str], bytes]) -> None:
+        """Answer ``path`` with these statuses in turn (the last one from then on)."""
+        with self._lock:
+            self._answers[path] = [r if isinstance(r, tuple) else (r, {}, b"answer %d" % r) for r in replies]
+
+    def at(self, path: str) -> list[Delivery]:
+        with self._lock:
+            return [d for d in self.deliveries if d.path.partition("?")[0] == path]
+
+    def wait_for(self, path: str, count: int = 1, timeout: float = 10.0) -> list[Delivery]:
+        """The first ``count`` deliveries to ``path``, once they came (AssertionError after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while len(found := [d for d in self.deliveries if d.path.partition("?")[0] == path]) < count:
+                left = deadline - time.monotonic()
+                assert left > 0, f"{len(found)} of {count} deliveries to {path} within {timeout} s"
+                self._lock.wait(left)
+            return found[:count]
