@@ -71,7 +71,9 @@ from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher
 from svckit.sandbox.delivery.records import new_message_id
+from svckit.sandbox.delivery.resources import Resources
 from svckit.sandbox.delivery.routes import MessageRoutes
+from svckit.sandbox.delivery.schedules import Schedules
 from svckit.sandbox.failure import CallbackError
 from svckit.sandbox.headers import neutral_headers
 from svckit.sandbox.http import ApiError, AuthGate, json_app
@@ -251,6 +253,8 @@ class QueueArea(Area):
                                      backoff_scale=float(ctx.options.get("queue_backoff_scale", 1.0)))
         self.publisher = Publisher(self.store, self.deliveries, ctx.options.get("allow_destinations") or ())
         self.messages = MessageRoutes(self.store, self.publisher, self.deliveries)
+        self.resources = Resources(self.store, self.publisher, self.deliveries)
+        self.schedules = Schedules(self.store, self.publisher)
         # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
         self.runner.recover()
 
@@ -444,7 +448,7 @@ class QueueArea(Area):
             Route("/v2/dlq/{dlqId}", dlq_delete, methods=["DELETE"]),
             Route("/v2/events", events, methods=["GET"]),
             Route("/v2/trigger/{url:path}", trigger, methods=["POST"]),
-            *self.messages.routes(),
+            *self.messages.routes(), *self.resources.routes(), *self.schedules.routes(),
         ]
         return AuthGate(json_app(routes), bearer_check(store.queue_token, "queue token",
                                                        " (a rotated token stops working at once)"),
@@ -469,8 +473,10 @@ class QueueArea(Area):
 
     async def start(self) -> None:
         await self.deliveries.start()
+        await self.schedules.start()
 
     async def stop(self) -> None:
+        await self.schedules.stop()
         await self.deliveries.stop()
         self.runner.close()
         self.store.release()

@@ -67,7 +67,7 @@ TABLES: dict[str, str] = {
         schedule_id TEXT PRIMARY KEY, destination TEXT NOT NULL, cron TEXT NOT NULL,
         headers TEXT NOT NULL, body BLOB NOT NULL, created_at INTEGER NOT NULL,
         paused INTEGER NOT NULL DEFAULT 0, caller_ip TEXT,
-        last_at INTEGER, next_at INTEGER, last_states TEXT)""",
+        last_at INTEGER, next_at INTEGER, error TEXT)""",
     "usage": "CREATE TABLE usage (day TEXT PRIMARY KEY, messages INTEGER NOT NULL DEFAULT 0)",
     "events": """CREATE TABLE events (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
