@@ -411,9 +411,10 @@ def _build() -> dict[str, Any]:
                                             "503": _json(_ref("Health"), "a check failed")}}},
     }
     # area D's paths are in their own module; it uses the helpers above (defined by now)
+    from svckit.sandbox.openapi_delivery import delivery_paths
     from svckit.sandbox.openapi_queue import queue_paths
 
-    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), queue_paths()):
+    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), queue_paths(), delivery_paths()):
         paths.update(part)
     for item in paths.values():  # anything outside the areas is a 404 from the sandbox itself
         for op in item.values():

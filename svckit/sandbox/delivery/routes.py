@@ -70,7 +70,7 @@ class MessageRoutes:
         caller = request.client.host if request.client else None
         [answer] = await run_in_threadpool(self.publisher.publish, [item], caller)
         duplicate = (answer[0] if isinstance(answer, list) else answer).get("deduplicated", False)
-        return JSONResponse(answer, status_code=202 if duplicate else 201)
+        return JSONResponse(answer, status_code=202 if duplicate else 200)
 
     async def publish(self, request: Request) -> JSONResponse:
         item = publish_of(_tail(request, "/v2/publish/"), request.scope.get("query_string", b"").decode("latin-1"),

@@ -187,7 +187,7 @@ class Schedules:
             return next_at
 
         self._armed(schedule_id, await run_in_threadpool(save))
-        return JSONResponse({"scheduleId": schedule_id}, status_code=201)
+        return JSONResponse({"scheduleId": schedule_id})
 
     def _wire(self, row: Any) -> dict[str, Any]:
         headers = json.loads(row["headers"])
