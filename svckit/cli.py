@@ -46,6 +46,9 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="with --seed demo: load only the first N documents into the vector indexes")
     parser.add_argument("--areas", default=None,
                         help="comma-separated areas to serve (kv,vector,account,queue); default: all")
+    parser.add_argument("--allow-destination", metavar="HOST", action="append", default=[],
+                        help="the queue area delivers messages only to loopback (localhost, 127.0.0.0/8, ::1); "
+                             "also deliver to HOST (repeat it for several)")
 
 
 def _areas_option(args: argparse.Namespace) -> dict[str, Any]:
@@ -68,6 +71,7 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
         embedding_model=args.embedding_model,
         demo_limit=args.demo_limit,
         tls=args.tls,
+        allow_destinations=tuple(getattr(args, "allow_destination", None) or ()),
         **_areas_option(args),
         **extra,
     )

@@ -33,9 +33,12 @@ VARIABLES: dict[str, str] = {
     "SVC_DEVAPI_KEY": "devapi_key",
     "SVC_QUEUE_URL": "queue_url",
     "SVC_QUEUE_TOKEN": "queue_token",
+    "SVC_QUEUE_CURRENT_SIGNING_KEY": "queue_current_signing_key",
+    "SVC_QUEUE_NEXT_SIGNING_KEY": "queue_next_signing_key",
 }
 SECRET_VARIABLES = frozenset(
-    {"SVC_KV_TOKEN", "SVC_KV_READONLY_TOKEN", "SVC_VECTOR_TOKEN", "SVC_DEVAPI_KEY", "SVC_QUEUE_TOKEN"}
+    {"SVC_KV_TOKEN", "SVC_KV_READONLY_TOKEN", "SVC_VECTOR_TOKEN", "SVC_DEVAPI_KEY", "SVC_QUEUE_TOKEN",
+     "SVC_QUEUE_CURRENT_SIGNING_KEY", "SVC_QUEUE_NEXT_SIGNING_KEY"}
 )
 
 #: the vendor's own variable names (what its SDKs' ``fromEnv()`` / ``from_env()`` read, and where users
@@ -52,6 +55,8 @@ VENDOR_VARIABLES: dict[str, tuple[str, ...]] = {
     "SVC_DEVAPI_KEY": ("UPSTASH_API_KEY",),
     "SVC_QUEUE_URL": ("QSTASH_URL",),
     "SVC_QUEUE_TOKEN": ("QSTASH_TOKEN",),
+    "SVC_QUEUE_CURRENT_SIGNING_KEY": ("QSTASH_CURRENT_SIGNING_KEY",),
+    "SVC_QUEUE_NEXT_SIGNING_KEY": ("QSTASH_NEXT_SIGNING_KEY",),
 }
 
 
@@ -117,6 +122,8 @@ class Settings:
     devapi_key: str | None = None
     queue_url: str | None = None
     queue_token: str | None = None
+    queue_current_signing_key: str | None = None
+    queue_next_signing_key: str | None = None
     ca_file: str | None = None
 
     @classmethod

@@ -38,7 +38,8 @@ from tests.conftest import cli_sandbox
 VENDOR_NAMES = [name for names in VENDOR_VARIABLES.values() for name in names]
 #: the settings the vendor has a name for (the others keep their SVC name under --env vendor)
 VENDOR_ATTRS = [VARIABLES[name] for name in VENDOR_VARIABLES]
-SECRET_ATTRS = ("kv_token", "kv_readonly_token", "vector_token", "devapi_key", "queue_token")
+SECRET_ATTRS = ("kv_token", "kv_readonly_token", "vector_token", "devapi_key", "queue_token",
+                "queue_current_signing_key", "queue_next_signing_key")
 
 
 @pytest.fixture
@@ -284,9 +285,12 @@ from upstash_vector import Index
 redis = Redis.from_env()
 redis.set("vendor-env:sdk", "from the vendor's SDK")
 info = Index.from_env().info()
-dlq = QStash(os.environ["QSTASH_TOKEN"]).dlq.list()
+qstash = QStash(os.environ["QSTASH_TOKEN"])
+dlq = qstash.dlq.list()
+keys = qstash.signing_key.get()  # the keys an app's Receiver is given verify the sandbox's deliveries
 print(json.dumps({"get": redis.get("vendor-env:sdk"), "dimension": info.dimension,
-                  "dlq": len(dlq.messages)}))
+                  "dlq": len(dlq.messages), "keys": [keys.current, keys.next] == [
+                      os.environ["QSTASH_CURRENT_SIGNING_KEY"], os.environ["QSTASH_NEXT_SIGNING_KEY"]]}))
 """
 
 
@@ -325,17 +329,18 @@ def test_svckit_sandbox_env_vendor_runs_the_vendors_sdks_unchanged(tmp_path: Pat
     proc = cli_sandbox("--env", "vendor", "--data-dir", str(tmp_path / "data"), "--areas", "kv,vector,queue",
                        "--backend", "fakeredis")
     try:
-        printed = parse_lines(printed_lines(proc, "QSTASH_TOKEN="))
+        printed = parse_lines(printed_lines(proc, "QSTASH_NEXT_SIGNING_KEY="))
         assert list(printed) == [
             "UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN", "KV_REST_API_READ_ONLY_TOKEN",
             "UPSTASH_VECTOR_REST_URL", "SVC_VECTOR_SPARSE_URL", "SVC_VECTOR_HYBRID_URL", "SVC_VECTOR_NOMODEL_URL",
-            "UPSTASH_VECTOR_REST_TOKEN", "QSTASH_URL", "QSTASH_TOKEN"]
+            "UPSTASH_VECTOR_REST_TOKEN", "QSTASH_URL", "QSTASH_TOKEN", "QSTASH_CURRENT_SIGNING_KEY",
+            "QSTASH_NEXT_SIGNING_KEY"]
         # the environment an existing app runs in: none of the names of another service, only these
         base = {k: v for k, v in os.environ.items() if k not in VARIABLES and k not in VENDOR_NAMES}
         done = subprocess.run([sys.executable, "-c", SDK_SCRIPT], env={**base, **printed},
                               capture_output=True, text=True, timeout=120, check=False)
         assert done.returncode == 0, done.stderr[-3000:]
-        assert json.loads(done.stdout) == {"get": "from the vendor's SDK", "dimension": 384, "dlq": 0}
+        assert json.loads(done.stdout) == {"get": "from the vendor's SDK", "dimension": 384, "dlq": 0, "keys": True}
         # and svckit reads the same lines
         settings = Settings.from_lines(f"{k}={v}" for k, v in printed.items())
         assert settings.kv_url == printed["UPSTASH_REDIS_REST_URL"]

@@ -463,7 +463,9 @@ class QueueArea(Area):
 
     def env(self, base_url: str) -> dict[str, str]:
         # Read from the store each time: it reflects a rotation done through /devapi/v2.
-        return {"SVC_QUEUE_URL": f"{base_url}{self.prefix}", "SVC_QUEUE_TOKEN": self.store.queue_token()}
+        current, upcoming = self.store.signing_keys()
+        return {"SVC_QUEUE_URL": f"{base_url}{self.prefix}", "SVC_QUEUE_TOKEN": self.store.queue_token(),
+                "SVC_QUEUE_CURRENT_SIGNING_KEY": current, "SVC_QUEUE_NEXT_SIGNING_KEY": upcoming}
 
     async def seed(self, name: str) -> None:
         if name == "demo":
