@@ -7,7 +7,7 @@ import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Receiver:
     def __init__(self) -> None:
         self.deliveries: list[Delivery] = []
         self._answers: dict[str, list[tuple[int, dict[str, str], bytes]]] = {}
+        self._slow: dict[str, float] = {}
         self._lock = threading.Condition()
         receiver = self
 
@@ -41,6 +42,7 @@ class Receiver:
                     queued = receiver._answers.get(self.path.partition("?")[0])
                     status, headers, reply = queued.pop(0) if queued and len(queued) > 1 else (queued[0] if queued else (200, {}, b"ok"))
                     receiver._lock.notify_all()
+                time.sleep(receiver._slow.get(self.path.partition("?")[0], 0.0))
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -57,11 +59,11 @@ class Receiver:
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> Receiver:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
 
@@ -72,6 +74,10 @@ class Receiver:
         """Answer ``path`` with these statuses in turn (the last one from then on)."""
         with self._lock:
             self._answers[path] = [r if isinstance(r, tuple) else (r, {}, b"answer %d" % r) for r in replies]
+
+    def slow(self, path: str, seconds: float) -> None:
+        """Answer ``path`` after ``seconds`` (a destination that takes its time)."""
+        self._slow[path] = seconds
 
     def at(self, path: str) -> list[Delivery]:
         with self._lock:

@@ -111,6 +111,16 @@ def delivery_paths() -> dict[str, Any]:
         **{f"/queue/v2/schedules/{{scheduleId}}/{verb}": {method: _operation(
             "queue", f"queue_{verb}_schedule_{method}", f"{verb} a schedule", _OK, {}, params=[schedule_id])
             for method in ("patch", "post")} for verb in ("pause", "resume")},
+        "/queue/v2/dlq/retry/{dlqId}": {"post": _operation(
+            "queue", "queue_retry_dlq_message", "deliver a failed message again, as a new message",
+            _json(_ANSWER), {404: "no DLQ entry of a message"}, params=[_path_param("dlqId")])},
+        "/queue/v2/dlq/retry": {"post": _operation(
+            "queue", "queue_retry_dlq_messages", "deliver failed messages again: by dlqIds, or a page of a filter",
+            _json({"type": "object", "required": ["responses"], "properties": {
+                "cursor": _STRING, "responses": {"type": "array", "items": _ANSWER}}}),
+            {400: "a parameter has the wrong type"},
+            params=[_query("dlqIds", {"type": "array", "items": _STRING}), _query("cursor", _STRING),
+                    _query("count", {"type": "integer", "minimum": 1})])},
         "/queue/v2/keys": {"get": _operation("queue", "queue_signing_keys", "the current and next signing keys", _KEYS, {})},
         "/queue/v2/keys/rotate": {"post": _operation(
             "queue", "queue_rotate_signing_keys", "the next key becomes current; a new next key", _KEYS, {})},

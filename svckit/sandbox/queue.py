@@ -340,6 +340,19 @@ class QueueArea(Area):
                 return JSONResponse({"workflowRuns": [_handle_wire(h) for h in handles]})
             return handler
 
+        async def retry_one(request: Request) -> JSONResponse:
+            dlq_id = request.path_params["dlqId"]
+            answers = await run_in_threadpool(self.publisher.retry, [dlq_id])
+            if not answers:
+                raise ApiError(404, f"no DLQ entry {dlq_id!r} of a message (a workflow run's entry is resumed: "
+                                    f"POST /v2/dlq/resume/{dlq_id})")
+            return JSONResponse({"messageId": answers[0]["messageId"]})
+
+        async def retry_selected(request: Request) -> JSONResponse:
+            ids, cursor = await dlq_selection(request)
+            answers = await run_in_threadpool(self.publisher.retry, ids)
+            return JSONResponse(with_cursor({"responses": [{"messageId": a["messageId"]} for a in answers]}, cursor))
+
         def selected_from_dlq(start: Callable[..., list[Any]]) -> Any:
             async def handler(request: Request) -> JSONResponse:
                 overrides = _run_options(request.headers)
@@ -444,6 +457,8 @@ class QueueArea(Area):
             Route("/v2/dlq/resume/{dlqId}", one_from_dlq(runner.resume_many), methods=["POST"]),
             Route("/v2/dlq/restart", many_from_dlq(runner.restart_many), methods=["POST"]),
             Route("/v2/dlq/restart/{dlqId}", one_from_dlq(runner.restart_many), methods=["POST"]),
+            Route("/v2/dlq/retry", retry_selected, methods=["POST"]),
+            Route("/v2/dlq/retry/{dlqId}", retry_one, methods=["POST"]),
             Route("/v2/dlq/{dlqId}", dlq_one, methods=["GET"]),
             Route("/v2/dlq/{dlqId}", dlq_delete, methods=["DELETE"]),
             Route("/v2/events", events, methods=["GET"]),

@@ -104,6 +104,32 @@ class Publisher:
         self.engine.submit(waiting)
         return answers
 
+    def retry(self, dlq_ids: list[str]) -> list[dict[str, str]]:
+        """Deliver the messages of these DLQ entries again, each as a new message (its own retries, the
+        same URL, body, headers and options); the entries are consumed. Unknown ids, and entries of
+        workflow runs, are skipped: the answer lists the new message of each entry retried."""
+        now = now_ms()
+        answers, waiting = [], []
+        with self.store.transaction() as db:
+            for dlq_id in dict.fromkeys(dlq_ids):
+                row = db.execute("SELECT m.* FROM dlq d JOIN messages m ON m.seq = d.message_seq WHERE d.dlq_id = ?",
+                                 (dlq_id,)).fetchone()
+                if row is None:
+                    continue
+                db.execute("DELETE FROM dlq WHERE dlq_id = ?", (dlq_id,))
+                message = NewMessage(
+                    url=row["url"], body=row["body"], method=row["method"], headers=json.loads(row["headers"]),
+                    options=json.loads(row["options"]), max_retries=row["max_retries"], not_before=0,
+                    kind=row["kind"], topic_name=row["topic_name"], endpoint_name=row["endpoint_name"],
+                    queue_name=row["queue_name"], schedule_id=row["schedule_id"], caller_ip=row["caller_ip"],
+                    label=row["label"], flow_control_key=row["flow_control_key"],
+                    flow_control_value=row["flow_control_value"])
+                seq = insert_message(db, message, now)
+                waiting.append((seq, now, message.queue_name, message.flow_control_key, message.flow_control_value))
+                answers.append({"messageId": message.message_id, "dlqId": dlq_id})
+        self.engine.submit(waiting)
+        return answers
+
     @staticmethod
     def _dedup_key(item: Publish) -> str | None:
         where = item.destination.url or f"group:{item.destination.group}"
