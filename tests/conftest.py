@@ -382,7 +382,8 @@ def embedder():
 @pytest.fixture
 def queue_sandbox(tmp_path) -> Iterator[Sandbox]:
     # queue_retry_delay=0: retries happen at once, so tests never sleep.
-    with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0) as sandbox:
+    # queue_backoff_scale: a failed message is retried after 12 ms, not 12 s.
+    with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0, queue_backoff_scale=0.001) as sandbox:
         yield sandbox
 
 

@@ -30,12 +30,29 @@ class Receiver:
         self.deliveries: list[Delivery] = []
         self._answers: dict[str, list[tuple[int, dict[str, str], bytes]]] = {}
         self._slow: dict[str, float] = {}
+        self._gates: dict[str, threading.Event] = {}
+        #: requests being answered now, and the most there were at once
+        self.in_flight = self.most_in_flight = 0
         self._lock = threading.Condition()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def _handle(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver._lock:
+                    receiver.in_flight += 1
+                    receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
+                    receiver._lock.notify_all()
+                try:
+                    self._answer(body)
+                finally:
+                    with receiver._lock:
+                        receiver.in_flight -= 1
+
+            def _answer(self, body: bytes) -> None:
+                gate = receiver._gates.get(self.path.partition("?")[0])
+                if gate is not None:
+                    gate.wait(30)
                 with receiver._lock:
                     receiver.deliveries.append(Delivery(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
                                                         body, time.time()))
@@ -74,6 +91,19 @@ class Receiver:
         """Answer ``path`` with these statuses in turn (the last one from then on)."""
         with self._lock:
             self._answers[path] = [r if isinstance(r, tuple) else (r, {}, b"answer %d" % r) for r in replies]
+
+    def gate(self, path: str) -> threading.Event:
+        """Requests to ``path`` wait, unanswered, until the returned event is set (at most 30 s)."""
+        return self._gates.setdefault(path, threading.Event())
+
+    def wait_in_flight(self, count: int, timeout: float = 10.0) -> None:
+        """Until ``count`` requests are being answered at once."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while self.in_flight < count:
+                left = deadline - time.monotonic()
+                assert left > 0, f"{self.in_flight} of {count} requests in flight within {timeout} s"
+                self._lock.wait(left)
 
     def slow(self, path: str, seconds: float) -> None:
         """Answer ``path`` after ``seconds`` (a destination that takes its time)."""
