@@ -68,6 +68,7 @@ from starlette.types import ASGIApp
 
 from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.delivery.burst import BurstLimit
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher
 from svckit.sandbox.delivery.records import new_message_id
@@ -465,7 +466,8 @@ class QueueArea(Area):
             Route("/v2/trigger/{url:path}", trigger, methods=["POST"]),
             *self.messages.routes(), *self.resources.routes(), *self.schedules.routes(),
         ]
-        return AuthGate(json_app(routes), bearer_check(store.queue_token, "queue token",
+        limited = BurstLimit(json_app(routes), lambda: int(store.queue_account()["max_requests_per_second"]))
+        return AuthGate(limited, bearer_check(store.queue_token, "queue token",
                                                        " (a rotated token stops working at once)"),
                         'Bearer realm="queue"')
 

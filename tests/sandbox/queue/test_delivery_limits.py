@@ -127,3 +127,32 @@ def test_the_dlq_keeps_the_accounts_max_dlq_size_newest_entries(qstash, queue_sa
         while len(entries := qstash.dlq.list().messages) < 2 or {e.message_id for e in entries} != set(ids[1:]):
             assert time.monotonic() < deadline, [e.message_id for e in entries]
             time.sleep(0.05)
+
+
+def _burst(http, count: int) -> list[int]:
+    """``count`` requests inside one fresh second of the clock (tried again if they straddled two)."""
+    for _ in range(5):
+        time.sleep(1.01 - time.time() % 1)  # the start of the next second
+        started = time.time()
+        answers = [http.get("/v2/queues").status_code for _ in range(count)]
+        if int(time.time()) == int(started):
+            return answers
+    raise AssertionError("five bursts of requests in a row straddled a second: the machine is too slow for this test")
+
+
+def test_requests_per_second_at_their_edge_publishing_aside(qstash, queue_sandbox, upgraded):
+    import httpx
+    from qstash.errors import RateLimitExceededError
+
+    limit = 5  # the free plan's 100 a second, made small so that a burst surely fits in a second
+    queue_sandbox.area("queue").store.update_queue_account(max_requests_per_second=limit)
+    headers = {"Authorization": f"Bearer {queue_sandbox.env['SVC_QUEUE_TOKEN']}"}
+    with httpx.Client(base_url=queue_sandbox.env["SVC_QUEUE_URL"], headers=headers) as http:
+        assert _burst(http, limit + 1) == [200] * limit + [429]
+        with pytest.raises(RateLimitExceededError) as refused:
+            while True:  # the SDK's own request, refused the same way within a second
+                qstash.queue.list()
+        assert refused.value.limit == str(limit) and refused.value.remaining == "0"
+        qstash.message.publish(url=URL, body="publishing is not counted", delay="1h")
+        upgraded("paid")  # the developer API's request: another area, not counted either
+        assert _burst(http, limit + 1) == [200] * (limit + 1)
