@@ -1,8 +1,8 @@
 """The queue account's ``max_requests_per_second``: at most that many requests to the queue area in a
 second, the rest answered 429 with the ``Burst-RateLimit-*`` headers the SDKs read (qstash's
 ``RateLimitExceededError``, @upstash/qstash's ``QstashRatelimitError``). Publishing is not counted
-(``/v2/publish``, ``/v2/enqueue``, ``/v2/batch``): the hosted service bounds those by the day
-(:mod:`.quota`). The limit is read from the live account record at the start of each second, so a
+(``/v2/publish``, ``/v2/enqueue``, ``/v2/batch``, ``/v2/notify``, and the sandbox's ``/v2/trigger``):
+the hosted service bounds those by the day (:mod:`.quota`). The limit is read from the live account record at the start of each second, so a
 plan upgrade lifts it within the second.
 """
 
@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from svckit.sandbox.delivery.quota import UPGRADE
 from svckit.sandbox.http import error_response
 
-EXEMPT = ("/v2/publish/", "/v2/enqueue/", "/v2/batch")
+EXEMPT = ("/v2/publish/", "/v2/enqueue/", "/v2/batch", "/v2/trigger/", "/v2/notify")
 
 
 class BurstLimit:
