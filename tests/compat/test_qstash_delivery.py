@@ -215,3 +215,19 @@ def test_the_async_client_publishes_and_cancels(sandbox, destination):
     message_id = asyncio.run(main())
     [delivery] = destination.wait_for("/async")
     assert delivery.headers["upstash-message-id"] == message_id and json.loads(delivery.body) == [1, 2]
+
+
+def test_redacted_fields_are_delivered_but_not_shown(qstash, destination):
+    published = qstash.message.publish(url=destination.url("/secret"), body="card 4242", delay="1h",
+                                       headers={"Authorization": "Bearer abc", "X-Plain": "p"},
+                                       redact={"body": True, "header": ["Authorization"]})
+    shown = qstash.message.get(published.message_id)
+    assert shown.body == "REDACTED" and shown.headers["Authorization"] == ["REDACTED"]
+    assert shown.headers["X-Plain"] == ["p"]
+    [created] = qstash.log.list(filter={"message_id": published.message_id}).logs
+    assert base64.b64decode(created.body_base64 or "") == b"REDACTED"
+    now = qstash.message.publish(url=destination.url("/secret"), body="card 4242",
+                                 headers={"Authorization": "Bearer abc"}, redact={"body": True, "header": True})
+    [delivery] = destination.wait_for("/secret")
+    assert delivery.text == "card 4242" and delivery.headers["authorization"] == "Bearer abc"
+    assert now.message_id == delivery.headers["upstash-message-id"]

@@ -106,6 +106,21 @@ def header_map(pairs: list[tuple[str, str]] | list[list[str]]) -> dict[str, list
     return out
 
 
+REDACTED = "REDACTED"
+
+
+def _shown(row: Any) -> tuple[dict[str, list[str]], bytes | None]:
+    """The headers and body of a message as the API shows them (its ``Upstash-Redact-Fields`` applied:
+    the delivery itself is never redacted)."""
+    redact = json.loads(row["options"]).get("redact") or []
+    headers = header_map(json.loads(row["headers"]))
+    for name in headers:
+        if "header" in redact or f"header[{name.lower()}]" in {r.lower() for r in redact}:
+            headers[name] = [REDACTED]
+    body = REDACTED.encode() if "body" in redact and row["body"] is not None else row["body"]
+    return headers, body
+
+
 def _flow_control(row: Any) -> dict[str, Any]:
     from svckit.sandbox.delivery.options import flow_control
 
@@ -122,10 +137,11 @@ def message_wire(row: Any) -> dict[str, Any]:
     """A message as ``GET /v2/messages/{id}`` answers it (both SDKs' ``Message``)."""
     options = json.loads(row["options"])
     labels = row["label"].split(",") if row["label"] else None
+    headers, body = _shown(row)
     return _present({
         "messageId": row["message_id"], "url": row["url"], "topicName": row["topic_name"],
         "endpointName": row["endpoint_name"], "queueName": row["queue_name"], "method": row["method"],
-        "header": header_map(json.loads(row["headers"])), **body_wire(row["body"]),
+        "header": headers, **body_wire(body),
         "maxRetries": row["max_retries"], "retryDelayExpression": options.get("retry_delay"),
         "notBefore": row["not_before"], "createdAt": row["created_at"],
         "callback": options.get("callback", {}).get("url"), "failureCallback": options.get("failure_callback", {}).get("url"),
@@ -137,13 +153,12 @@ def message_wire(row: Any) -> dict[str, Any]:
 def message_event_wire(row: Any) -> dict[str, Any]:
     """An event of a message (``GET /v2/events``): the event's columns joined with its message's."""
     options = json.loads(row["options"])
-    body = row["body"]
+    headers, body = _shown(row)
     return _present({
         "time": row["time"], "messageId": row["message_id"], "state": row["state"], "error": row["error"],
         "nextDeliveryTime": row["next_delivery_time"], "url": row["url"], "topicName": row["topic_name"],
         "endpointName": row["endpoint_name"], "queueName": row["queue_name"], "scheduleId": row["schedule_id"],
-        "header": header_map(json.loads(row["headers"])),
-        "body": None if body is None else base64.b64encode(body).decode(),
+        "header": headers, "body": None if body is None else base64.b64encode(body).decode(),
         "responseStatus": row["response_status"], "method": row["method"], "maxRetries": row["max_retries"],
         "retryDelayExpr": options.get("retry_delay"), "label": row["label"], **_flow_control(row),
     })
