@@ -45,7 +45,18 @@ from svckit._units import duration_text
 from svckit.display import mark
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
-from svckit.queue.models import DlqMessage, Event, EventState, RunState, StepGroupType, WorkflowRun
+from svckit.queue.models import (
+    DlqMessage,
+    Event,
+    EventState,
+    Message,
+    QueueInfo,
+    RunState,
+    Schedule,
+    StepGroupType,
+    UrlGroup,
+    WorkflowRun,
+)
 from svckit.vector.models import NamespaceInfo, QueryResult, VectorRecord
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -629,6 +640,76 @@ def events_frame(events: Any) -> pd.DataFrame:
         "response_status": pd.array([e.response_status for e in rows], dtype="Int64"),
         "error": pd.array([e.error for e in rows], dtype="string"),
         "next_delivery_at": _utc([e.next_delivery_time for e in rows], "ms"),
+        "url_group": pd.array([e.topic_name for e in rows], dtype="string"),
+        "queue": pd.array([e.queue_name for e in rows], dtype="string"),
+        "schedule_id": pd.array([e.schedule_id for e in rows], dtype="string"),
+    })
+
+
+@_readable
+def messages_frame(messages: Any) -> pd.DataFrame:
+    """Messages waiting for delivery (``q.message(id)``), one row each: ``message_id, url, method, due,
+    created_at, max_retries, url_group, queue, schedule_id, label``."""
+    rows = _models(messages, Message, "messages")
+    return pd.DataFrame({
+        "message_id": pd.array([m.message_id for m in rows], dtype="string"),
+        "url": pd.array([m.url for m in rows], dtype="string"),
+        "method": pd.array([m.method for m in rows], dtype="string"),
+        "due": _utc([m.not_before for m in rows], "ms"),
+        "created_at": _utc([m.created_at for m in rows], "ms"),
+        "max_retries": pd.array([m.max_retries for m in rows], dtype="Int64"),
+        "url_group": pd.array([m.topic_name for m in rows], dtype="string"),
+        "queue": pd.array([m.queue_name for m in rows], dtype="string"),
+        "schedule_id": pd.array([m.schedule_id for m in rows], dtype="string"),
+        "label": pd.array([m.label for m in rows], dtype="string"),
+    })
+
+
+@_readable
+def queues_frame(queues: Any) -> pd.DataFrame:
+    """Queues (``q.queues()``), one row each: ``name, parallelism, lag, paused, created_at, updated_at``."""
+    rows = _models(queues, QueueInfo, "queues")
+    return pd.DataFrame({
+        "name": pd.array([r.name for r in rows], dtype="string"),
+        "parallelism": pd.array([r.parallelism for r in rows], dtype="Int64"),
+        "lag": pd.array([r.lag for r in rows], dtype="Int64"),
+        "paused": pd.array([r.paused for r in rows], dtype="boolean"),
+        "created_at": _utc([r.created_at for r in rows], "ms"),
+        "updated_at": _utc([r.updated_at for r in rows], "ms"),
+    })
+
+
+@_readable
+def url_groups_frame(groups: Any) -> pd.DataFrame:
+    """URL groups (``q.url_groups()``), one row per endpoint: ``url_group, endpoint_url, endpoint_name,
+    created_at`` (a group with no endpoint: one row, the endpoint columns empty)."""
+    rows = _models(groups, UrlGroup, "groups")
+    flat = [(g, e) for g in rows for e in (g.endpoints or [None])]
+    return pd.DataFrame({
+        "url_group": pd.array([g.name for g, _ in flat], dtype="string"),
+        "endpoint_url": pd.array([e.url if e else None for _, e in flat], dtype="string"),
+        "endpoint_name": pd.array([e.name if e else None for _, e in flat], dtype="string"),
+        "created_at": _utc([g.created_at for g, _ in flat], "ms"),
+    })
+
+
+@_readable
+def schedules_frame(schedules: Any) -> pd.DataFrame:
+    """Schedules (``q.schedules()``), one row each: ``schedule_id, destination, cron, paused, next_at,
+    last_at, last_states, queue, label, error``."""
+    rows = _models(schedules, Schedule, "schedules")
+    return pd.DataFrame({
+        "schedule_id": pd.array([r.schedule_id for r in rows], dtype="string"),
+        "destination": pd.array([r.destination for r in rows], dtype="string"),
+        "cron": pd.array([r.cron for r in rows], dtype="string"),
+        "paused": pd.array([r.is_paused for r in rows], dtype="boolean"),
+        "next_at": _utc([r.next_schedule_time for r in rows], "ms"),
+        "last_at": _utc([r.last_schedule_time for r in rows], "ms"),
+        "last_states": pd.array([", ".join(sorted(set((r.last_schedule_states or {}).values()))) or None
+                                 for r in rows], dtype="string"),
+        "queue": pd.array([r.queue_name for r in rows], dtype="string"),
+        "label": pd.array([r.label for r in rows], dtype="string"),
+        "error": pd.array([r.error for r in rows], dtype="string"),
     })
 
 

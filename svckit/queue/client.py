@@ -25,6 +25,7 @@ from svckit._http import (
     paginate,
 )
 from svckit.config import DotEnv, Settings
+from svckit.queue.messages_client import AsyncMessages, Messages
 from svckit.queue.models import DlqMessage, DlqPage, Event, EventsPage, LogsPage, ResumeResult, WorkflowRun
 from svckit.queue.protocol import (
     MAX_DLQ_COUNT,
@@ -65,7 +66,7 @@ class WorkflowRuns(Protocol):
     def restart_many(self, dlq_ids: Sequence[str], **overrides: Any) -> list[ResumeResult]: ...
 
 
-class Queue(ClientShell):
+class Queue(Messages, ClientShell):
     """Synchronous client of the queue service interface: workflow logs, the DLQ (list, get, delete,
     resume, restart), cancel, the events log."""
 
@@ -182,7 +183,7 @@ class Queue(ClientShell):
         return f"Queue({self.url!r}, auth={self._http.auth!r})"
 
 
-class AsyncQueue(AsyncClientShell):
+class AsyncQueue(AsyncMessages, AsyncClientShell):
     """Asynchronous twin of :class:`Queue`."""
 
     def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic.alias_generators import to_camel
 
 
@@ -193,6 +193,10 @@ class _Delivery(_Wire):
     workflow_run_id: str | None = None
     workflow_url: str | None = None
     workflow_created_at: int | None = None
+    topic_name: str | None = Field(None, description="the URL group it was published to")
+    endpoint_name: str | None = None
+    queue_name: str | None = None
+    schedule_id: str | None = None
 
     @property
     def workflow_created(self) -> datetime | None:
@@ -257,3 +261,99 @@ class RunsStarted(_Wire):
     runs, in the order of the DLQ ids given."""
 
     workflow_runs: list[ResumeResult] = Field(default_factory=list)
+
+
+# -- messages (the local QStash: svckit/queue/messaging.py) -------------------------------------------
+class Published(_Wire):
+    """What a publish, an enqueue or a batch item answers: the message's id (one per endpoint of a URL
+    group, each with its ``url``), and whether it was a duplicate of one published before."""
+
+    message_id: str
+    url: str | None = None
+    deduplicated: bool = False
+
+
+class Message(_Wire):
+    """A message waiting for delivery (``GET /v2/messages/{id}``); ``not_before`` and ``created_at`` are
+    Unix ms, ``headers`` what the destination gets."""
+
+    message_id: str
+    url: str
+    method: str = "POST"
+    headers: dict[str, list[str]] | None = Field(None, alias="header")
+    body: str | None = None
+    body_base64: str | None = None
+    max_retries: int | None = None
+    not_before: int | None = None
+    created_at: int | None = None
+    topic_name: str | None = None
+    endpoint_name: str | None = None
+    queue_name: str | None = None
+    schedule_id: str | None = None
+    callback: str | None = None
+    failure_callback: str | None = None
+    caller_ip: str | None = Field(None, alias="callerIP")
+    label: str | None = None
+    flow_control_key: str | None = None
+
+    @property
+    def due(self) -> datetime | None:
+        return ms_to_datetime(self.not_before)
+
+
+class QueueInfo(_Wire):
+    """A queue (``GET /v2/queues``): ``lag`` messages wait in it; ``parallelism`` are delivered at once."""
+
+    name: str
+    parallelism: int
+    lag: int = 0
+    paused: bool = False
+    created_at: int | None = None
+    updated_at: int | None = None
+
+
+class Endpoint(_Wire):
+    url: str
+    name: str | None = None
+
+
+class UrlGroup(_Wire):
+    """A URL group (``/v2/topics``): a message published to it goes to every endpoint."""
+
+    name: str
+    endpoints: list[Endpoint] = Field(default_factory=list)
+    created_at: int | None = None
+    updated_at: int | None = None
+
+
+class Schedule(_Wire):
+    """A schedule (``/v2/schedules``): a message published to ``destination`` on ``cron``. Times Unix ms;
+    ``last_schedule_states`` maps the last firing's message ids to IN_PROGRESS, SUCCESS or FAIL."""
+
+    schedule_id: str
+    destination: str
+    cron: str
+    method: str = "POST"
+    created_at: int | None = None
+    is_paused: bool = False
+    body: str | None = None
+    retries: int | None = None
+    queue_name: str | None = None
+    label: str | None = None
+    callback: str | None = None
+    failure_callback: str | None = None
+    last_schedule_time: int | None = None
+    next_schedule_time: int | None = None
+    last_schedule_states: dict[str, str] | None = None
+    error: str | None = None
+
+    @property
+    def next_at(self) -> datetime | None:
+        return ms_to_datetime(self.next_schedule_time)
+
+
+class SigningKeys(_Wire):
+    """The keys deliveries are signed with (``GET /v2/keys``): give both to the endpoint's verifier."""
+
+    current: SecretStr
+    next: SecretStr
