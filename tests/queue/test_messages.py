@@ -85,7 +85,7 @@ def test_a_failed_message_is_retried_from_the_dlq(queue, destination):
     entry = eventually(lambda: next(iter(queue.iter_dlq(label="client-dlq")), None), "the DLQ entry", 10)
     assert entry.message_id == sent.message_id and entry.response_status == 500
     events = frames.events_frame(queue.iter_events(message_id=sent.message_id))
-    assert list(events["state"])[0] == "FAILED"
+    assert events["state"].iloc[0] == "FAILED"  # newest first
     destination.answer("/down", 200)
     again = queue.retry_dlq(entry.dlq_id)
     assert again.message_id != sent.message_id
