@@ -1,0 +1,149 @@
+"""The local QStash's delivery: how long from publish to the destination, and how many deliveries a
+second, side by side with a floor: the same receiver called directly by an httpx client.
+
+    python bench/delivery_bench.py [--messages 200] [--burst 2000] [--plans free paid]
+
+A sandbox child (areas account and queue) and a receiver in this process (uvicorn on a loopback
+socket, a bare ASGI app that notes when each request arrives). Latency: one message at a time,
+``publish`` (httpx) to its arrival at the receiver, p50 and p99; the floor is one POST straight to the
+receiver. Throughput: ``--burst`` messages published in batches of 100, from the first publish to the
+last arrival; the floor is as many POSTs sent straight to the receiver by an httpx AsyncClient with
+as many in flight as the plan's ``max_global_parallelism`` (the sandbox's own bound). Each plan is set
+through the developer API before its rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import platform
+import socket
+import statistics
+import sys
+import threading
+import time
+from typing import Any, Self
+
+import httpx
+import uvicorn
+from _child import sandbox_process
+
+PLAN_PARALLELISM = {"free": 10, "paid": 200, "queue_enterprise_1m": 1000}
+
+
+class Arrivals:
+    """A receiver: ``arrived[body] = perf_counter()`` for every request."""
+
+    def __init__(self) -> None:
+        self.arrived: dict[str, float] = {}
+        self.event = threading.Event()
+        self.waiting_for = 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off", interface="asgi3")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    async def app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.arrived[body.decode()] = time.perf_counter()
+        if len(self.arrived) >= self.waiting_for:
+            self.event.set()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    def expect(self, count: int) -> None:
+        self.arrived.clear()
+        self.event.clear()
+        self.waiting_for = count
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+
+
+def latency(receiver: Arrivals, send: Any, count: int) -> list[float]:
+    times = []
+    for i in range(count):
+        receiver.expect(1)
+        started = time.perf_counter()
+        send(f"m{i}")
+        receiver.event.wait(30)
+        times.append(receiver.arrived[f"m{i}"] - started)
+    return times
+
+
+def run(args: argparse.Namespace) -> None:
+    with sandbox_process(areas=["account", "queue"]) as env, Arrivals() as receiver, httpx.Client() as http:
+        queue = {"Authorization": f"Bearer {env['SVC_QUEUE_TOKEN']}"}
+        devapi = {"Authorization": "Basic " + base64.b64encode(
+            f"{env['SVC_DEVAPI_EMAIL']}:{env['SVC_DEVAPI_KEY']}".encode()).decode()}
+        target = f"{receiver.url}/hook"
+        rows = []
+        for plan in args.plans:
+            if plan != "free":
+                http.post(f"{env['SVC_DEVAPI_URL']}/queue-upgrade", headers=devapi,
+                          json={"customer_id": env["SVC_DEVAPI_EMAIL"], "plan_name": plan}).raise_for_status()
+            publish = lambda body: http.post(f"{env['SVC_QUEUE_URL']}/v2/publish/{target}", content=body,
+                                             headers=queue).raise_for_status()
+            direct = lambda body: http.post(target, content=body).raise_for_status()
+            latency(receiver, direct, 20)  # warm both paths' connections
+            latency(receiver, publish, 20)
+            sandbox, floor = latency(receiver, publish, args.messages), latency(receiver, direct, args.messages)
+            for name, q in (("p50", 50), ("p99", 99)):
+                s, f = percentile(sandbox, q) * 1000, percentile(floor, q) * 1000
+                rows.append((plan, f"publish to delivery {name}", f"{s:.2f} ms", f"{f:.2f} ms", f"{s / f:.1f}x"))
+
+            receiver.expect(args.burst)
+            started = time.perf_counter()
+            for first in range(0, args.burst, 100):
+                batch = [{"destination": target, "body": f"b{i}"} for i in range(first, min(first + 100, args.burst))]
+                http.post(f"{env['SVC_QUEUE_URL']}/v2/batch", json=batch, headers=queue).raise_for_status()
+            receiver.event.wait(300)
+            sandbox_rate = len(receiver.arrived) / (max(receiver.arrived.values()) - started)
+
+            async def straight(count: int, in_flight: int) -> float:
+                gate = asyncio.Semaphore(in_flight)
+                async with httpx.AsyncClient(limits=httpx.Limits(max_connections=in_flight)) as client:
+                    async def one(i: int) -> None:
+                        async with gate:
+                            (await client.post(target, content=f"d{i}")).raise_for_status()
+                    began = time.perf_counter()
+                    await asyncio.gather(*(one(i) for i in range(count)))
+                    return count / (time.perf_counter() - began)
+
+            receiver.expect(args.burst)
+            floor_rate = asyncio.run(straight(args.burst, PLAN_PARALLELISM[plan]))
+            rows.append((plan, f"deliveries/s ({args.burst:,}, {PLAN_PARALLELISM[plan]} at once)",
+                         f"{sandbox_rate:,.0f}", f"{floor_rate:,.0f}", f"{floor_rate / sandbox_rate:.1f}x"))
+        print(f"\n{platform.node()}: {os.cpu_count()} cores, Python {sys.version.split()[0]}\n")
+        print("| plan | measure | sandbox | floor (httpx straight to the receiver) | ratio |")
+        print("|---|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200)
+    parser.add_argument("--burst", type=int, default=2000)
+    parser.add_argument("--plans", nargs="+", default=["free", "paid"], choices=sorted(PLAN_PARALLELISM))
+    run(parser.parse_args())
