@@ -646,6 +646,54 @@ def events_frame(events: Any) -> pd.DataFrame:
     })
 
 
+#: a message's state, from the newest of its events (a retry waiting shows as RETRY)
+_FINAL_EVENTS = ("DELIVERED", "FAILED", "CANCELED")
+
+
+@_readable
+def deliveries_frame(events: Any) -> pd.DataFrame:
+    """The events log folded by message, one row per message, newest first: ``message_id, url, state,
+    attempts, statuses, last_status, first_at, last_at, next_retry_at, in_dlq, url_group, queue,
+    schedule_id, label, error``. ``attempts`` counts its deliveries (ACTIVE events); ``statuses`` the
+    destination's answers in order (``"503 503 200"``); ``in_dlq`` is True once it FAILED. Events of
+    workflow steps fold by their message too. ``events`` as :func:`events_frame` takes them."""
+    rows = sorted(_models(events, Event, "events"), key=lambda e: e.time)
+    folded: dict[str, dict[str, Any]] = {}
+    for e in rows:
+        state = _plain(e.state)
+        m = folded.setdefault(e.message_id or "", {
+            "message_id": e.message_id, "url": e.url, "state": state, "attempts": 0, "statuses": [],
+            "first_at": e.time, "last_at": e.time, "next_retry_at": None, "url_group": e.topic_name,
+            "queue": e.queue_name, "schedule_id": e.schedule_id, "label": e.label, "error": None})
+        m["state"], m["last_at"] = state, e.time
+        m["attempts"] += state == "ACTIVE"
+        if e.response_status is not None and state in ("ERROR", *_FINAL_EVENTS):
+            m["statuses"].append(str(e.response_status))
+        m["next_retry_at"] = e.next_delivery_time if state in ("ERROR", "RETRY") else None
+        if e.error:
+            m["error"] = e.error
+        if state == "DELIVERED":
+            m["error"] = None
+    ordered = sorted(folded.values(), key=lambda m: m["last_at"], reverse=True)
+    return pd.DataFrame({
+        "message_id": pd.array([m["message_id"] for m in ordered], dtype="string"),
+        "url": pd.array([m["url"] for m in ordered], dtype="string"),
+        "state": _category([m["state"] for m in ordered], [s.value for s in EventState]),
+        "attempts": pd.array([m["attempts"] for m in ordered], dtype="Int64"),
+        "statuses": pd.array([" ".join(m["statuses"]) or None for m in ordered], dtype="string"),
+        "last_status": pd.array([int(m["statuses"][-1]) if m["statuses"] else None for m in ordered], dtype="Int64"),
+        "first_at": _utc([m["first_at"] for m in ordered], "ms"),
+        "last_at": _utc([m["last_at"] for m in ordered], "ms"),
+        "next_retry_at": _utc([m["next_retry_at"] for m in ordered], "ms"),
+        "in_dlq": pd.array([m["state"] == "FAILED" for m in ordered], dtype="boolean"),
+        "url_group": pd.array([m["url_group"] for m in ordered], dtype="string"),
+        "queue": pd.array([m["queue"] for m in ordered], dtype="string"),
+        "schedule_id": pd.array([m["schedule_id"] for m in ordered], dtype="string"),
+        "label": pd.array([m["label"] for m in ordered], dtype="string"),
+        "error": pd.array([m["error"] for m in ordered], dtype="string"),
+    })
+
+
 @_readable
 def messages_frame(messages: Any) -> pd.DataFrame:
     """Messages waiting for delivery (``q.message(id)``), one row each: ``message_id, url, method, due,

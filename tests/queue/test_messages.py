@@ -107,3 +107,23 @@ async def test_the_async_client_publishes_and_lists(aqueue, destination):
     assert delivery.body == b"bytes" and delivery.headers["upstash-message-id"] == sent.message_id
     await aqueue.upsert_queue("async-q")
     assert [q.name for q in await aqueue.queues()] == ["async-q"]
+
+
+def test_the_deliveries_frame_follows_each_message(queue, destination):
+    destination.answer("/flaky", 503, 503, 200)  # two failures, then delivered
+    destination.answer("/dead", 500)
+    flaky = queue.publish("f", url=destination.url("/flaky"), retries=3, label="follow")
+    dead = queue.publish("d", url=destination.url("/dead"), retries=1, label="follow")
+    waiting = queue.publish("w", url=destination.url("/later"), delay="1h", label="follow")
+
+    def folded():
+        frame = frames.deliveries_frame(queue.iter_events(label="follow")).set_index("message_id")
+        done = {flaky.message_id: "DELIVERED", dead.message_id: "FAILED"}
+        return [frame] if all(frame["state"].get(m) == s for m, s in done.items()) else None
+
+    [frame] = eventually(folded, "both messages final", 15)
+    assert frame.loc[flaky.message_id, "statuses"] == "503 503 200"
+    assert (frame.loc[flaky.message_id, "attempts"], frame.loc[flaky.message_id, "in_dlq"]) == (3, False)
+    assert frame.loc[dead.message_id, "statuses"] == "500 500" and frame.loc[dead.message_id, "in_dlq"]
+    assert "500" in frame.loc[dead.message_id, "error"]
+    assert frame.loc[waiting.message_id, "state"] == "CREATED" and frame.loc[waiting.message_id, "attempts"] == 0
