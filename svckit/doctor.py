@@ -165,6 +165,7 @@ def _widget_builders() -> dict[str, Callable[[], object]]:
         "WorkflowTimeline": lambda: widgets.WorkflowTimeline(None, autoload=False),
         "KeyspaceReport": lambda: widgets.KeyspaceReport(offline_kv),
         "MonitorProfiler": lambda: widgets.MonitorProfiler(offline_kv),
+        "Deliveries": lambda: widgets.Deliveries(None, autorefresh=False),
     }
 
 

@@ -4,6 +4,7 @@
     KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub, bulk actions
     AccountDashboard(c.account)      # queue account limits, rotate / upgrade
     AccountDashboard(c.account, presets=svckit.sandbox.plans.PLAN_PRESETS)  # ... compared with a plan
+    Deliveries(c.queue, label="billing")   # messages as they are delivered, followed live
 
 Every widget weighs kilobytes when displayed (its charts are drawn by the notebook's own plotly.js,
 ``_chart``) and writes a static view beside itself that a saved or exported notebook shows with no
@@ -24,10 +25,11 @@ _WIDGETS: dict[str, str] = {
     "WorkflowTimeline": "svckit.widgets.workflow_timeline:WorkflowTimeline",
     "KeyspaceReport": "svckit.widgets.keyspace_report:KeyspaceReport",
     "MonitorProfiler": "svckit.widgets.monitor_profiler:MonitorProfiler",
+    "Deliveries": "svckit.widgets.deliveries:Deliveries",
 }
 
-__all__ = ["AccountDashboard", "KVExplorer", "KeyspaceReport", "MonitorProfiler", "VectorPlayground",
-           "WorkflowTimeline"]
+__all__ = ["AccountDashboard", "Deliveries", "KVExplorer", "KeyspaceReport", "MonitorProfiler",
+           "VectorPlayground", "WorkflowTimeline"]
 
 
 def __getattr__(name: str) -> Any:

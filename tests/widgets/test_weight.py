@@ -12,6 +12,7 @@ from ipywidgets.embed import dependency_state
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.widgets import (
     AccountDashboard,
+    Deliveries,
     KeyspaceReport,
     KVExplorer,
     MonitorProfiler,
@@ -35,6 +36,7 @@ WIDGETS = {
     "KVExplorer": lambda c: KVExplorer(c.kv),
     "AccountDashboard": lambda c: AccountDashboard(c.account, presets=PLAN_PRESETS),
     "WorkflowTimeline": lambda c: WorkflowTimeline(c.queue),
+    "Deliveries": lambda c: Deliveries(c.queue),
     "KeyspaceReport": lambda c: KeyspaceReport(c.kv),
     "MonitorProfiler": lambda c: MonitorProfiler(c.kv),
     "VectorPlayground": lambda c: VectorPlayground.from_settings(c.settings, query="parse command line options"),

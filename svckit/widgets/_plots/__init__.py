@@ -13,7 +13,8 @@ plotly_white itself adds 7 KB of per-trace-type defaults to every figure a noteb
 * :mod:`.vector`: scores, rank shifts, the projection map, explained hits, retrieval evaluation;
 * :mod:`.runs`: the workflow runs' Gantt and a run's steps;
 * :mod:`.keyspace`: memory by prefix, TTLs, the live profile;
-* :mod:`.account`: the account's limits beside another plan's.
+* :mod:`.account`: the account's limits beside another plan's;
+* :mod:`.deliveries`: messages and the states of their deliveries.
 """
 
 from svckit.widgets._plots._base import (
@@ -26,6 +27,7 @@ from svckit.widgets._plots._base import (
     empty_figure,
 )
 from svckit.widgets._plots.account import limits_figure
+from svckit.widgets._plots.deliveries import deliveries_figure
 from svckit.widgets._plots.keyspace import memory_treemap_figure, profile_figure, ttl_histogram_figure
 from svckit.widgets._plots.runs import runs_gantt_figure, steps_figure
 from svckit.widgets._plots.vector import (
@@ -43,6 +45,7 @@ __all__ = [
     "STEP_COLORS",
     "TEMPLATE",
     "WEBGL_THRESHOLD",
+    "deliveries_figure",
     "empty_figure",
     "evaluation_figure",
     "explain_figure",
