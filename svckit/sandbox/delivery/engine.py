@@ -240,10 +240,9 @@ class Deliveries:
         return soonest
 
     def _slot_wait(self, pending: _Pending, now: int) -> float | None:
-        """None when an attempt of ``pending`` may start now; else seconds to wait (a rate's period), or
-        a long wait that a finishing attempt cuts short (a parallelism slot)."""
-        if self._active >= self._global:
-            return 3600.0
+        """None when its flow control key lets an attempt of ``pending`` start now; else seconds to wait
+        (a rate's period), or a long wait that a finishing attempt cuts short (a parallelism slot). The
+        account's global bound is :meth:`_pump`'s."""
         flow = pending.flow
         if flow is None:
             return None
