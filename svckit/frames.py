@@ -42,6 +42,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from svckit._units import duration_text
+from svckit.account.plans import daily_limit_field
 from svckit.display import mark
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
@@ -858,6 +859,36 @@ def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None)
     for col in ("limit", "label", "unit", "display", *(["compare_display"] if compare is not None else [])):
         frame[col] = frame[col].astype("string")
     frame["value"] = frame["value"].astype("object")
+    return frame
+
+
+@_readable
+def account_usage_frame(account: Any, stats: Any, *, today: str | None = None) -> pd.DataFrame:
+    """What the queue account uses against its limits: one row per measure, ``measure, label, used,
+    limit, share`` (``used`` as a percentage of ``limit``, NA where there is no limit) and ``display``.
+
+    Rows: the messages accepted today (UTC) against the daily limit, the DLQ's entries against
+    ``max_dlq_size``, then the message log events of the stats' period by state (``delivered``,
+    ``retry``, ``failed`` ..., no limit). ``stats`` is a :class:`svckit.account.QueueStats`."""
+    record = _record(account)
+    day = today or datetime.now(UTC).strftime("%Y-%m-%d")
+    field = daily_limit_field(str(_plain(record.get("type", ""))))
+    per_day = int(record.get(field) or 0)
+    rows = [("messages_today", "Messages today (UTC)", stats.requests_on(day), per_day, field),
+            ("dlq", "Dead-letter queue", stats.dlq_message_count, int(record.get("max_dlq_size") or 0), "max_dlq_size")]
+    rows += [(f"events_{state}", f"Messages {state}", count, None, "")
+             for state, count in sorted(stats.messages_by_state().items())]
+    frame = pd.DataFrame([{
+        "measure": measure, "label": label, "used": used, "limit": limit, "limit_field": limit_field,
+        "share": used / limit * 100 if limit else None,
+        "display": f"{used:,} of {limit:,}" if limit is not None else f"{used:,}",
+    } for measure, label, used, limit, limit_field in rows],
+        columns=["measure", "label", "used", "limit", "limit_field", "share", "display"])
+    frame["used"] = frame["used"].astype("Int64")
+    frame["limit"] = pd.array(frame["limit"].tolist(), dtype="Int64")
+    frame["share"] = pd.array(frame["share"].tolist(), dtype="Float64")
+    for col in ("measure", "label", "limit_field", "display"):
+        frame[col] = frame[col].astype("string")
     return frame
 
 

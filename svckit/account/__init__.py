@@ -1,7 +1,18 @@
-"""Client of the developer management interface (spec area C): search index rename, queue account."""
+"""Client of the developer management interface (spec area C): search index rename, the queue account
+and its usage."""
 
 from svckit.account.client import Account, AsyncAccount, QueueAccountAdmin
-from svckit.account.models import PlanType, QueueAccount, QueueAccountState, ReservedType, UpgradePlan
+from svckit.account.models import (
+    DailyRequests,
+    PlanType,
+    QueueAccount,
+    QueueAccountState,
+    QueueStats,
+    ReservedType,
+    StateSeries,
+    TimePoint,
+    UpgradePlan,
+)
 from svckit.account.plans import LIMIT_FIELDS, UPGRADE_PLAN_NAMES
 
 __all__ = [
@@ -9,10 +20,14 @@ __all__ = [
     "UPGRADE_PLAN_NAMES",
     "Account",
     "AsyncAccount",
+    "DailyRequests",
     "PlanType",
     "QueueAccount",
     "QueueAccountAdmin",
     "QueueAccountState",
+    "QueueStats",
     "ReservedType",
+    "StateSeries",
+    "TimePoint",
     "UpgradePlan",
 ]

@@ -21,7 +21,7 @@ from svckit._http import (
     Verify,
 )
 from svckit.account import protocol as p
-from svckit.account.models import QueueAccount, UpgradePlan
+from svckit.account.models import QueueAccount, QueueStats, UpgradePlan
 from svckit.config import DotEnv, Settings
 
 
@@ -36,6 +36,7 @@ class QueueAccountAdmin(Protocol):
     stand-in with these methods."""
 
     def queue_account(self) -> QueueAccount: ...
+    def queue_stats(self, period: str = "1h") -> QueueStats: ...
     def rotate_queue_token(self) -> QueueAccount: ...
     def upgrade_queue_plan(self, customer_id: str, plan_name: str | UpgradePlan) -> str: ...
 
@@ -71,6 +72,11 @@ class Account(ClientShell):
     def queue_account(self) -> QueueAccount:
         """The queue account record (every D1 field)."""
         return p.decode_account(self._call(p.build_queue_account()), "queue account")
+
+    def queue_stats(self, period: str = "1h") -> QueueStats:
+        """The queue account's usage: messages per day this month, log events by state over ``period``
+        (``1h``, ``3h``, ``12h``, ``1d``, ``3d``, ``7d``, ``30d``), the DLQ's size now."""
+        return p.decode_stats(self._call(p.build_queue_stats(period)))
 
     def rotate_queue_token(self) -> QueueAccount:
         """Reset the queue token and password; the old ones stop working at once. Returns the new record."""
@@ -110,6 +116,9 @@ class AsyncAccount(AsyncClientShell):
 
     async def queue_account(self) -> QueueAccount:
         return p.decode_account(await self._call(p.build_queue_account()), "queue account")
+
+    async def queue_stats(self, period: str = "1h") -> QueueStats:
+        return p.decode_stats(await self._call(p.build_queue_stats(period)))
 
     async def rotate_queue_token(self) -> QueueAccount:
         return p.decode_account(await self._call(p.build_rotate_token()), "rotate token")

@@ -105,3 +105,67 @@ class QueueAccount(BaseModel):
 
 def _value(member: Any) -> str:
     return member.value if isinstance(member, Enum) else str(member)
+
+
+class TimePoint(BaseModel):
+    """A point of a usage series: ``x`` the time as the vendor's API writes it
+    ("2026-12-06 04:00:00.000 +0000 UTC"), ``y`` the value."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    x: str
+    y: float
+
+    @property
+    def day(self) -> str:
+        """The point's UTC date, ``YYYY-MM-DD``."""
+        return self.x[:10]
+
+
+class DailyRequests(TimePoint):
+    """A day of ``daily_requests``: ``y`` the messages accepted (what the daily limit counts), with the
+    workflow steps and runs of that day."""
+
+    workflow_message: int = 0
+    workflow_run: int = 0
+
+
+class StateSeries(BaseModel):
+    """Log events of one state (``delivered``, ``failed``, ``retry`` ...) over the stats' period."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str
+    data_points: list[TimePoint] = []
+
+    @property
+    def total(self) -> float:
+        return sum(p.y for p in self.data_points)
+
+
+class QueueStats(BaseModel):
+    """The queue account's usage (the vendor's ``QStashStats``): per day of the current month
+    (``days``, ``daily_requests``, ``daily_bandwidths``, ``daily_billings``) and over the period asked
+    for (``daily_used``, ``daily_qstash_messages`` by state, ...), and the DLQ's size now."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    days: list[str] = []
+    daily_requests: list[DailyRequests] = []
+    daily_billings: list[TimePoint] = []
+    daily_bandwidths: list[TimePoint] = []
+    daily_used: list[TimePoint] = []
+    daily_used_workflow: list[TimePoint] = []
+    daily_qstash_messages: list[StateSeries] = []
+    daily_workflow_messages: list[StateSeries] = []
+    dlq_message_count: int = 0
+    daily_bandwidth_used: list[TimePoint] = []
+    total_monthly_billing: float = 0.0
+
+    def requests_on(self, day: str) -> int:
+        """Messages accepted on ``day`` (``YYYY-MM-DD``, UTC); 0 for a day not in this month."""
+        return int(next((p.y for p in self.daily_requests if p.day == day), 0))
+
+    def messages_by_state(self) -> dict[str, int]:
+        """Message log events over the period, per state (``delivered``: 12, ``failed``: 1 ...)."""
+        return {series.id: int(series.total) for series in self.daily_qstash_messages}

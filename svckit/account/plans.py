@@ -31,3 +31,9 @@ LIMIT_FIELDS: tuple[str, ...] = (
 
 #: plan names ``upgrade_queue_plan`` accepts (``free`` is where an account starts, not a target).
 UPGRADE_PLAN_NAMES: tuple[str, ...] = ("paid", "queue_enterprise_1m", "queue_enterprise_10m")
+
+
+def daily_limit_field(plan_type: str) -> str:
+    """The record field that caps messages per UTC day: ``max_requests_per_day`` on the free plan,
+    ``max_requests_per_day_hard`` on a paid one (its soft limit is where billing starts)."""
+    return "max_requests_per_day" if plan_type == "free" else "max_requests_per_day_hard"

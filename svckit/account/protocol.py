@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 from svckit._http import ApiRequest
-from svckit.account.models import QueueAccount, UpgradePlan
+from svckit.account.models import QueueAccount, QueueStats, UpgradePlan
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import InvalidArgument, ProtocolError
 
@@ -45,6 +45,26 @@ def build_upgrade(customer_id: str, plan_name: str | UpgradePlan) -> ApiRequest:
         raise InvalidArgument("plan_name", f"must be one of {', '.join(UPGRADE_PLAN_NAMES)}, got {plan!r}")
     return ApiRequest("POST", "/queue-upgrade", json={"customer_id": customer_id, "plan_name": plan},
                       idempotent=True)
+
+
+#: the spans ``GET /qstash/stats`` reports over (60 points each; 240 for 30d)
+STATS_PERIODS = ("1h", "3h", "12h", "1d", "3d", "7d", "30d")
+
+
+def build_queue_stats(period: str) -> ApiRequest:
+    if period not in STATS_PERIODS:
+        raise InvalidArgument("period", f"must be one of {', '.join(STATS_PERIODS)}, got {period!r}")
+    return ApiRequest("GET", "/qstash/stats", params={"period": period}, idempotent=True)
+
+
+def decode_stats(body: Any) -> QueueStats:
+    """The queue account's usage (``GET /qstash/stats``)."""
+    if not isinstance(body, Mapping):
+        raise ProtocolError(f"queue stats: expected an object, got {type(body).__name__}")
+    try:
+        return QueueStats.model_validate(body)
+    except ValueError as exc:
+        raise ProtocolError(f"queue stats: the reply does not match QStashStats: {_field_errors(exc)}") from None
 
 
 def decode_ok(body: Any, what: str) -> str:

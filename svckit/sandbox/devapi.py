@@ -1,6 +1,7 @@
 """Area C of the sandbox: the developer management interface under ``/devapi/v2``, HTTP Basic auth.
 
-Routes exactly as the spec's Endpoints C. State lives in the shared SQLite store (svckit/sandbox/store.py):
+Routes exactly as the spec's Endpoints C, and the queue account's usage as the vendor's developer API
+reads it (``GET /qstash/stats?period=``, :mod:`svckit.sandbox.delivery.stats`). State lives in the shared SQLite store (svckit/sandbox/store.py):
 the queue account record (created on the free plan per data directory, ``customer_id`` = the devapi
 e-mail) and a couple of seeded search indexes. Error bodies are ``{"error": "..."}`` (docs/errors.md).
 
@@ -23,8 +24,9 @@ from starlette.types import ASGIApp
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.sandbox.area import Area, Health, SandboxContext
 from svckit.sandbox.auth import basic_check
+from svckit.sandbox.delivery.stats import DEFAULT_PERIOD, queue_stats
 from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
-from svckit.sandbox.store import Store
+from svckit.sandbox.store import Store, now_ms
 
 #: the longest search index name rename stores (characters)
 MAX_NAME_LENGTH = 256
@@ -70,11 +72,19 @@ class DevApiArea(Area):
                 raise ApiError(404, f"no queue account for customer {customer_id!r}")
             return JSONResponse("OK")
 
+        async def stats(request: Request) -> JSONResponse:
+            period = request.query_params.get("period", DEFAULT_PERIOD)
+            try:
+                return JSONResponse(await run_in_threadpool(queue_stats, store.query, period, now_ms()))
+            except ValueError as exc:
+                raise ApiError(400, str(exc)) from None
+
         routes = [
             Route("/search/{id}/rename", rename, methods=["POST"]),
             Route("/queue/user", queue_user, methods=["GET"]),
             Route("/queue/user/rotatetoken", rotate, methods=["POST"]),
             Route("/queue-upgrade", upgrade, methods=["POST"]),
+            Route("/qstash/stats", stats, methods=["GET"]),
         ]
         creds = self.ctx.credentials
         return AuthGate(json_app(routes), basic_check(creds.devapi_email, creds.devapi_key),

@@ -398,6 +398,12 @@ def _devapi_paths() -> dict[str, Any]:
             body={"type": "object", "required": ["customer_id", "plan_name"], "properties": {
                 "customer_id": _STRING,
                 "plan_name": {"type": "string", "enum": ["paid", "queue_enterprise_1m", "queue_enterprise_10m"]}}})},
+        "/devapi/v2/qstash/stats": {"get": _operation(
+            "devapi", "devapi_queue_stats", "the queue account's usage (the vendor's QStashStats)",
+            _json({"type": "object", "required": ["days", "daily_requests", "dlq_message_count"]}),
+            {400: "period is not one of 1h, 3h, 12h, 1d, 3d, 7d, 30d"},
+            params=[_query("period", {"type": "string", "enum": ["1h", "3h", "12h", "1d", "3d", "7d", "30d"]},
+                           "the span of the time series (60 points; 240 for 30d)")])},
     }
 
 

@@ -38,6 +38,8 @@ STYLE = """
 .svc-card .svc-table td { white-space: normal; }
 .svc-card h4 { margin: 0 0 4px 0; font: 600 13px var(--jp-ui-font-family, sans-serif); color: #111827; }
 .svc-kv-explorer .widget-hbox, .svc-account-dashboard .widget-hbox { gap: 6px; }
+.svc-meter { display: inline-block; width: 120px; height: 8px; background: #e5e7eb; border-radius: 4px;
+  overflow: hidden; vertical-align: middle; } .svc-meter > span { display: block; height: 100%; }
 .svc-confirm { background: #fef2f2; border-radius: 4px; }
 .svc-log { font: 11px/1.45 var(--jp-code-font-family, monospace); white-space: pre-wrap;
   max-height: 260px; overflow-y: auto; background: #111827; color: #e5e7eb; padding: 6px 8px;
@@ -61,6 +63,16 @@ def badge(text: str, color: str | None = None, title: str | None = None) -> str:
     color = color or BADGE_COLORS.get(text, "#4b5563")
     tip = f' title="{html.escape(title)}"' if title else ""
     return f'<span class="svc-badge" style="background:{color}"{tip}>{html.escape(str(text))}</span>'
+
+
+def meter_html(share: float | None) -> str:
+    """A bar filled to ``share`` percent (capped at 100): green, amber from 70 %, red from 90 %; an
+    empty string where there is no limit to measure against."""
+    if share is None or pd.isna(share):
+        return ""
+    color = "#dc2626" if share >= 90 else "#d97706" if share >= 70 else "#16a34a"
+    return (f"<span class='svc-meter' title='{share:.1f} % of the limit'>"
+            f"<span style='width:{min(share, 100.0):.1f}%;background:{color}'></span></span>")
 
 
 def message_html(text: str, kind: str = "info", *, markup: bool = False) -> str:

@@ -1,5 +1,9 @@
-"""Account dashboard: the queue account's limits, grouped, with units; plan and state badges; a chart
+"""Account dashboard: the queue account's usage against its limits (today's messages, the DLQ, the
+deliveries of the last day by state), its limits grouped, with units; plan and state badges; a chart
 comparing them with another plan's presets; rotate-token and upgrade-plan behind a confirmation.
+
+A refresh asks for the record and the usage side by side (one round trip). A service that does not
+report usage still shows the record, with a line saying so.
 
 The contract gives no plan's limit values, so the presets to compare with are the caller's:
 ``AccountDashboard(account, presets=...)``, e.g. the sandbox's ``svckit.sandbox.plans.PLAN_PRESETS``
@@ -13,7 +17,7 @@ but zeros (and booleans) have no place on it and ratios read more directly.
 
 Public methods (``refresh()``, ``compare(plan)``, ``rotate_token()``, ``upgrade(plan)``, and the
 ``request_*`` variants that go through the confirmation bar) are separate from the handlers, and
-state is in traits (``account``, ``compare_plan``, ``token_masked``, ``message``).
+state is in traits (``account``, ``usage``, ``compare_plan``, ``token_masked``, ``message``).
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
+from svckit._inflight import InFlight
 from svckit.account.client import QueueAccountAdmin
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import SvcError, mask
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import BADGE_COLORS, ConfirmBar, MessageBar, badge, style_widget
+from svckit.widgets._common import BADGE_COLORS, ConfirmBar, MessageBar, badge, meter_html, muted_html, style_widget
 from svckit.widgets._plots import limits_figure
 from svckit.widgets._static import StaticView
 
@@ -45,6 +50,8 @@ class AccountDashboard(StaticView, W.VBox):
     and, to compare with, plan name -> limit values (``compare_plan`` picks the one shown)."""
 
     account = T.Any(None, allow_none=True)
+    usage = T.Any(None, allow_none=True, help="the account's QueueStats of the last refresh")
+    period = T.Unicode("1d", help="the span the deliveries by state are counted over")
     compare_plan = T.Unicode("paid")
     upgrade_plan = T.Unicode("paid")
     token_masked = T.Unicode("")
@@ -58,6 +65,7 @@ class AccountDashboard(StaticView, W.VBox):
         self.client = client
         self.presets = dict(presets or {})
         self.limits = pd.DataFrame()
+        self.usage_frame = pd.DataFrame()
         self._build()
         super().__init__(self._children(), **traits)
         self.add_class("svc-account-dashboard")
@@ -86,6 +94,8 @@ class AccountDashboard(StaticView, W.VBox):
                                        layout=W.Layout(width="110px"))
         self.confirm_bar = ConfirmBar()
         self.msg = MessageBar()
+        self.usage_box = W.HTML()
+        self.usage_box.add_class("svc-account-usage")
         self.groups_box = W.GridBox(layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(360px, 1fr))",
                                                     grid_gap="8px", width="100%"))
         self.figure = Chart().add_class("svc-limits-chart")
@@ -101,25 +111,37 @@ class AccountDashboard(StaticView, W.VBox):
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         # no tabs: a plotly figure drawn inside a hidden tab gets a zero width in the browser
         chart = [self.figure] if self.presets else []
-        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.groups_box, *chart]
+        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.usage_box, self.groups_box,
+                *chart]
 
     # ------------------------------------------------------------------ actions
     def _say(self, text: str, kind: str = "info") -> None:
         self.msg.say(text, kind)
 
-    def refresh(self) -> Any:
-        """Load the account record again."""
+    def _load_usage(self) -> Any:
         try:
-            record = self.client.queue_account()
+            return self.client.queue_stats(self.period)
+        except SvcError as exc:
+            return exc
+
+    def refresh(self) -> Any:
+        """Load the account record and its usage again (side by side: one round trip)."""
+        try:
+            with InFlight(limit=2) as flight:
+                usage = flight.submit(self._load_usage)
+                record = flight.submit(self.client.queue_account)
         except SvcError as exc:
             self._say(f"Loading the queue account failed: {exc}", "error")
             return None
         self.refreshed += 1
-        if self.account is record:
-            self._render()
-        self.account = record
-        self._say(f"Loaded at {pd.Timestamp.now(tz='UTC'):%H:%M:%S} UTC (refresh #{self.refreshed}).", "info")
-        return record
+        stats = usage.result()
+        self.usage = None if isinstance(stats, SvcError) else stats
+        if self.account == record.result():
+            self._render()  # the record is the same (no change event): the usage may not be
+        self.account = record.result()
+        note = f" Usage not shown: {stats}" if isinstance(stats, SvcError) else ""
+        self._say(f"Loaded at {pd.Timestamp.now(tz='UTC'):%H:%M:%S} UTC (refresh #{self.refreshed}).{note}")
+        return self.account
 
     def compare(self, plan: str) -> pd.DataFrame:
         if plan not in self.presets:
@@ -172,6 +194,7 @@ class AccountDashboard(StaticView, W.VBox):
         other = self.presets.get(self.compare_plan) if self.compare_plan else None
         self.limits = frames.account_limits_frame(acc, compare=other)
         self._render_header(acc)
+        self._render_usage(acc)
         self._render_groups()
         self._render_chart()
 
@@ -195,6 +218,24 @@ class AccountDashboard(StaticView, W.VBox):
             f"id {html.escape(str(getattr(acc, 'id', '')))} · created {html.escape(created)} · "
             f"token <code class='svc-token'>{html.escape(self.token_masked)}</code></div>"
         )
+
+    def _render_usage(self, acc: Any) -> None:
+        if self.usage is None:
+            self.usage_frame = pd.DataFrame()
+            self.usage_box.value = ""
+            return
+        self.usage_frame = frames.account_usage_frame(acc, self.usage)
+        lines = []
+        for _, r in self.usage_frame.iterrows():
+            label = r["label"] if pd.notna(r["limit"]) else f"{r['label']} (last {self.period})"
+            tip = html.escape(f"limit: {r['limit_field']}") if r["limit_field"] else ""
+            lines.append(f"<tr title='{tip}'><td>{html.escape(label)}</td><td>{meter_html(r['share'])}</td>"
+                         f"<td><b>{html.escape(r['display'])}</b></td></tr>")
+        if len(lines) == 2:
+            lines.append(f"<tr><td colspan='3'>{muted_html(f'no messages in the last {self.period}')}</td></tr>")
+        self.usage_box.value = (f"<div class='svc-card'><h4>Usage</h4><table class='svc-table'>"
+                                f"<tr><th>measure</th><th>of the limit</th><th>used</th></tr>{''.join(lines)}"
+                                "</table></div>")
 
     def _render_groups(self) -> None:
         cards = []

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from svckit.account.plans import daily_limit_field
 from svckit.sandbox.delivery.options import MessageOptions
 from svckit.sandbox.http import ApiError
 
@@ -51,7 +52,7 @@ def check_message(options: MessageOptions, size: int, account: Mapping[str, Any]
 
 
 def daily_limit(account: Mapping[str, Any]) -> int:
-    return int(account["max_requests_per_day" if account.get("type") == "free" else "max_requests_per_day_hard"])
+    return int(account[daily_limit_field(account.get("type", ""))])
 
 
 def today(now: float | None = None) -> str:
