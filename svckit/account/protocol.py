@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from svckit._http import ApiRequest
 from svckit.account.models import QueueAccount, QueueStats, UpgradePlan
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import InvalidArgument, ProtocolError
+
+M = TypeVar("M", QueueAccount, QueueStats)
 
 
 def _non_empty(argument: str, value: Any) -> str:
@@ -59,12 +61,7 @@ def build_queue_stats(period: str) -> ApiRequest:
 
 def decode_stats(body: Any) -> QueueStats:
     """The queue account's usage (``GET /qstash/stats``)."""
-    if not isinstance(body, Mapping):
-        raise ProtocolError(f"queue stats: expected an object, got {type(body).__name__}")
-    try:
-        return QueueStats.model_validate(body)
-    except ValueError as exc:
-        raise ProtocolError(f"queue stats: the reply does not match QStashStats: {_field_errors(exc)}") from None
+    return _decode(QueueStats, body, "queue stats", "the vendor's QStashStats")
 
 
 def decode_ok(body: Any, what: str) -> str:
@@ -76,13 +73,16 @@ def decode_ok(body: Any, what: str) -> str:
 
 def decode_account(body: Any, what: str) -> QueueAccount:
     """A queue account record (``GET /queue/user``, rotate token)."""
+    return _decode(QueueAccount, body, what, "the spec's queue account record")
+
+
+def _decode(model: type[M], body: Any, what: str, shape: str) -> M:
     if not isinstance(body, Mapping):
-        raise ProtocolError(f"{what}: expected a queue account object, got {type(body).__name__}")
+        raise ProtocolError(f"{what}: expected an object ({shape}), got {type(body).__name__}")
     try:
-        return QueueAccount.model_validate(body)
+        return model.model_validate(body)
     except ValueError as exc:  # pydantic.ValidationError; never echo the input (it holds secrets)
-        raise ProtocolError(f"{what}: queue account record does not match the spec: "
-                            f"{_field_errors(exc)}") from None
+        raise ProtocolError(f"{what}: the reply does not match {shape}: {_field_errors(exc)}") from None
 
 
 def _field_errors(exc: Exception) -> str:

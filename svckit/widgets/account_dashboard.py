@@ -36,7 +36,15 @@ from svckit.account.client import QueueAccountAdmin
 from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.errors import SvcError, mask
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import BADGE_COLORS, ConfirmBar, MessageBar, badge, meter_html, muted_html, style_widget
+from svckit.widgets._common import (
+    BADGE_COLORS,
+    ConfirmBar,
+    MessageBar,
+    badge,
+    meter_html,
+    muted_html,
+    style_widget,
+)
 from svckit.widgets._plots import limits_figure
 from svckit.widgets._static import StaticView
 

@@ -10,7 +10,6 @@ message (:func:`svckit.frames.deliveries_frame`). ``follow()`` (the Follow toggl
 
 from __future__ import annotations
 
-import html
 import threading
 from typing import Any
 
@@ -116,7 +115,7 @@ class Deliveries(StaticView, W.VBox):
             try:
                 self.refresh()
             except Exception as exc:  # noqa: BLE001 - keep following; say what failed
-                self.message_kind, self.message = "error", f"Redraw failed: {html.escape(str(exc))}"
+                self.message_kind, self.message = "error", f"Redraw failed: {exc}"
 
     def _on_toggle(self, change: Any) -> None:
         if change["new"] and not self.following:

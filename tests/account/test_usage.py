@@ -7,10 +7,12 @@ from __future__ import annotations
 import calendar
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 
 from svckit import frames
-from svckit.errors import InvalidArgument, NotFound
+from svckit.account import Account
+from svckit.errors import InvalidArgument, NotFound, ProtocolError
 from svckit.sandbox.plans import PLAN_PRESETS
 from svckit.widgets import AccountDashboard
 from tests.conftest import eventually
@@ -107,3 +109,13 @@ def test_the_dashboard_without_usage_still_shows_the_record(account):
     d = AccountDashboard(_NoStats(account), presets=PLAN_PRESETS)
     assert d.account is not None and d.usage is None and d.usage_box.value == ""
     assert len(d.groups_box.children) == 6 and "Usage not shown" in d.message
+
+
+def test_a_reply_of_another_shape_is_a_protocol_error_that_does_not_echo_it():
+    def reply(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"days": "tok_SECRET_1234", "dlq_message_count": 1})
+
+    with (Account("http://127.0.0.1:9/devapi/v2", "e@x.test", "key", transport=httpx.MockTransport(reply)) as acct,
+          pytest.raises(ProtocolError, match=r"queue stats: .*QStashStats: days") as err):
+        acct.queue_stats()
+    assert "tok_SECRET" not in str(err.value)

@@ -133,7 +133,9 @@ def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
     # the plotly chart rendered (bars drawn)
     page.wait_for_function("() => document.querySelectorAll("
                            "'.svc-account-dashboard .js-plotly-plot .barlayer .point').length >= 20", timeout=30_000)
-    assert dash.locator(".svc-card").count() == 6
+    assert dash.locator(".svc-card").count() == 7  # the usage, then six groups of limits
+    assert "Messages today (UTC)" in dash.locator(".svc-account-usage").inner_text()
+    assert dash.locator(".svc-account-usage .svc-meter").count() == 2
     token_text = dash.locator(".svc-token").inner_text()
     assert token_text.startswith("***") and len(token_text) <= 7
     # refresh reacts
@@ -147,6 +149,25 @@ def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
     dash.screenshot(path=shot(screenshots, "account_dashboard", ui))
 
 
+def use_deliveries(page: Any, screenshots: Path, ui: str) -> None:
+    view = page.locator(".svc-deliveries").first
+    view.wait_for(state="visible", timeout=30_000)
+    # a lane per message: the chart drew a marker per state each of the four went through
+    page.wait_for_function("() => document.querySelectorAll('.svc-deliveries .js-plotly-plot .scatterlayer"
+                           " .point').length >= 8", timeout=30_000)
+    table = view.locator(".svc-deliveries-table")
+    assert "503 503 200" in table.inner_text() and "500 500" in table.inner_text()
+    assert "1 in the DLQ" in view.inner_text()
+    # Follow starts reading live, and the same button stops it
+    follow = view.get_by_role("button", name="Follow")
+    follow.click()
+    view.get_by_role("button", name="Stop").wait_for(timeout=20_000)
+    view.get_by_role("button", name="Stop").click()
+    view.get_by_role("button", name="Follow").wait_for(timeout=20_000)
+    view.scroll_into_view_if_needed()
+    view.screenshot(path=shot(screenshots, "deliveries", ui))
+
+
 def use_tour(page: Any, screenshots: Path, ui: str) -> None:
     page.locator(".svc-kv-explorer").first.wait_for(state="visible", timeout=30_000)
     page.locator(".svc-account-dashboard .js-plotly-plot").first.wait_for(timeout=30_000)
@@ -155,4 +176,5 @@ def use_tour(page: Any, screenshots: Path, ui: str) -> None:
 
 USED: dict[str, Callable[[Any, Path, str], None]] = {
     "kv_explorer.ipynb": use_kv_explorer, "account_dashboard.ipynb": use_account_dashboard, "00_tour.ipynb": use_tour,
+    "queue_deliveries.ipynb": use_deliveries,
 }
