@@ -8,8 +8,8 @@ socket, a bare ASGI app that notes when each request arrives). Latency: one mess
 ``publish`` (httpx) to its arrival at the receiver, p50 and p99; the floor is one POST straight to the
 receiver. Throughput: ``--burst`` messages published in batches of 100, from the first publish to the
 last arrival; the floor is as many POSTs sent straight to the receiver by an httpx AsyncClient with
-as many in flight as the plan's ``max_global_parallelism`` (the sandbox's own bound), from a child
-process as the sandbox is one. Each plan is set
+1, 10 and the plan's ``max_global_parallelism`` (the sandbox's own bound) in flight, the best of them,
+from a child process as the sandbox is one. Each plan is set
 through the developer API before its rows.
 """
 
@@ -34,6 +34,8 @@ import uvicorn
 from _child import sandbox_process
 
 PLAN_PARALLELISM = {"free": 10, "paid": 200, "queue_enterprise_1m": 1000}
+#: the free plan takes 1,000 messages a day: the latency rows use 240 of them, the burst at most this
+FREE_BURST = 600
 
 
 class Arrivals:
@@ -131,21 +133,30 @@ def run(args: argparse.Namespace) -> None:
                 s, f = percentile(sandbox, q) * 1000, percentile(floor, q) * 1000
                 rows.append((plan, f"publish to delivery {name}", f"{s:.2f} ms", f"{f:.2f} ms", f"{s / f:.1f}x"))
 
-            receiver.expect(args.burst)
+            burst = min(args.burst, FREE_BURST) if plan == "free" else args.burst
+            receiver.expect(burst)
             started = time.perf_counter()
-            for first in range(0, args.burst, 100):
-                batch = [{"destination": target, "body": f"b{i}"} for i in range(first, min(first + 100, args.burst))]
+            for first in range(0, burst, 100):
+                batch = [{"destination": target, "body": f"b{i}"} for i in range(first, min(first + 100, burst))]
                 http.post(f"{env['SVC_QUEUE_URL']}/v2/batch", json=batch, headers=queue).raise_for_status()
             receiver.event.wait(300)
             sandbox_rate = len(receiver.arrived) / (max(receiver.arrived.values()) - started)
 
-            receiver.expect(args.burst)
             # the floor's client in a process of its own, as the sandbox is: in this one it would share
             # the interpreter with the receiver and slow both
+            # the receiver is one uvicorn worker: more in flight is not faster, so the floor is the best
+            # of a few widths
+            floors = {}
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as child:
-                floor_rate = child.submit(straight_rate, target, args.burst, PLAN_PARALLELISM[plan]).result()
-            rows.append((plan, f"deliveries/s ({args.burst:,}, {PLAN_PARALLELISM[plan]} at once)",
-                         f"{sandbox_rate:,.0f}", f"{floor_rate:,.0f}", f"{floor_rate / sandbox_rate:.1f}x"))
+                for width in sorted({1, 10, PLAN_PARALLELISM[plan]}):
+                    receiver.expect(burst)
+                    floors[width] = child.submit(straight_rate, target, burst, width).result()
+            width, floor_rate = max(floors.items(), key=lambda item: item[1])
+            rows.append((plan, f"deliveries/s ({burst:,} messages)",
+                         f"{sandbox_rate:,.0f} ({PLAN_PARALLELISM[plan]} at once at most)",
+                         f"{floor_rate:,.0f} ({width} at once; " + ", ".join(
+                             f"{r:,.0f} at {w}" for w, r in floors.items() if w != width) + ")",
+                         f"{floor_rate / sandbox_rate:.1f}x"))
         print(f"\n{platform.node()}: {os.cpu_count()} cores, Python {sys.version.split()[0]}\n")
         print("| plan | measure | sandbox | floor (httpx straight to the receiver) | ratio |")
         print("|---|---|---|---|---|")
