@@ -19,7 +19,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,8 @@ class Store:
         self._lock = threading.RLock()
         self._users = 0
         self._depth = 0
+        #: called with the new record after each change of the queue account (the delivery engine's limits)
+        self.account_listeners: list[Callable[[dict[str, Any]], None]] = []
         with self._lock, writing(self.path):  # a read-only or full data directory says so at start
             create_private_file(self.path)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -190,7 +192,9 @@ class Store:
                 raise LookupError("no queue account in this data directory")
             record = {**json.loads(row["record"]), **changes}
             db.execute("UPDATE queue_account SET record = ? WHERE id = ?", (json.dumps(record), row["id"]))
-            return record
+        for listener in list(self.account_listeners):
+            listener(record)
+        return record
 
     def rotate_queue_credentials(self) -> dict[str, Any]:
         """New token and password in one write: the old ones are invalid from the next request on."""

@@ -5,7 +5,8 @@ sandbox's event loop, tried again on failure, and put in the DLQ when its retrie
   the transaction that kept them committed; :meth:`Deliveries.start` loads every message that is not
   final, so a message accepted before a crash is delivered after the restart (at least once: one whose
   attempt was cut short by the crash is delivered again).
-- **Slots.** An attempt starts when the account's ``max_global_parallelism`` allows, and its flow
+- **Slots.** An attempt starts when the account's ``max_global_parallelism`` allows (a plan change
+  applies at once, to the messages already waiting too: the store tells the engine), and its flow
   control key's ``parallelism`` and ``rate`` per ``period``. A queue delivers in order: a message of a
   queue holds one of the queue's ``parallelism`` slots from its first attempt until it is final (its
   retries included), so with parallelism 1 the next waits for it; a paused queue starts nothing.
@@ -124,6 +125,7 @@ class Deliveries:
         self._client = httpx.AsyncClient(trust_env=False, follow_redirects=False,
                                          limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
         self._global = int(self.account()["max_global_parallelism"])
+        self.store.account_listeners.append(self._account_changed)
         self._queues = {r["name"]: (r["parallelism"], bool(r["paused"]))
                         for r in await asyncio.to_thread(self.store.query, "SELECT * FROM queues")}
         rows = await asyncio.to_thread(self.store.query, (
@@ -135,6 +137,8 @@ class Deliveries:
 
     async def stop(self) -> None:
         """Stop delivering: attempts in flight are cut short (they are delivered again at the next start)."""
+        with contextlib.suppress(ValueError):
+            self.store.account_listeners.remove(self._account_changed)
         if self._task is not None:
             self._task.cancel()
         for attempt in list(self._attempts):
@@ -156,12 +160,20 @@ class Deliveries:
         """A queue was made, changed (``parallelism``) or deleted (None)."""
         self._call(self._set_queue, name, parallelism, paused)
 
+    def _account_changed(self, record: Mapping[str, Any]) -> None:
+        """A plan change: its ``max_global_parallelism`` holds from now on, for the messages waiting too."""
+        self._call(self._set_global, int(record["max_global_parallelism"]))
+
     def _call(self, fn: Callable[..., None], *args: Any) -> None:
         if self._loop is None or self._loop.is_closed():
             return  # not started, or stopped: the next start loads the messages from the store
         self._loop.call_soon_threadsafe(fn, *args)
 
     # -- the loop's side ------------------------------------------------------------------------
+    def _set_global(self, limit: int) -> None:
+        self._global = limit
+        self._wake.set()
+
     def _add_many(self, items: list[tuple[int, int, str | None, str | None, str | None]]) -> None:
         for item in items:
             self._add(*item)

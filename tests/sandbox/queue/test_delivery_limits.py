@@ -103,7 +103,7 @@ def test_queues_groups_endpoints_schedules_and_parallelism_at_their_edges(qstash
     qstash.schedule.create(destination=URL, cron="0 0 1 1 *", body="one more")
 
 
-def test_at_most_the_accounts_global_parallelism_is_delivered_at_once(qstash, queue_sandbox):
+def test_at_most_the_accounts_global_parallelism_is_delivered_at_once(qstash, queue_sandbox, upgraded):
     limit = FREE["max_global_parallelism"]
     with Receiver() as destination:
         gate = destination.gate("/busy")
@@ -113,20 +113,33 @@ def test_at_most_the_accounts_global_parallelism_is_delivered_at_once(qstash, qu
         assert destination.in_flight == limit
         gate.set()
         destination.wait_for("/busy", limit + 5, timeout=20)
-    assert destination.most_in_flight == limit
+        assert destination.most_in_flight == limit
+        upgraded("paid")  # 200 at once: the next burst goes out whole
+        wider = destination.gate("/wider")
+        qstash.message.batch([{"url": destination.url("/wider"), "body": str(i)} for i in range(limit + 5)])
+        destination.wait_in_flight(limit + 5)
+        wider.set()
+        destination.wait_for("/wider", limit + 5, timeout=20)
 
 
-def test_the_dlq_keeps_the_accounts_max_dlq_size_newest_entries(qstash, queue_sandbox):
+def test_the_dlq_keeps_the_accounts_max_dlq_size_newest_entries(qstash, queue_sandbox, upgraded):
     queue_sandbox.area("queue").store.update_queue_account(max_dlq_size=2)
+
+    def dlq_holds(expected: set[str]) -> None:
+        deadline = time.monotonic() + 10
+        while (held := {e.message_id for e in qstash.dlq.list().messages}) != expected:
+            assert time.monotonic() < deadline, held
+            time.sleep(0.05)
+
     with Receiver() as destination:
         destination.answer("/down", 500)
         ids = [qstash.message.publish(url=destination.url("/down"), body=str(i), retries=0).message_id
                for i in range(3)]
         destination.wait_for("/down", 3)
-        deadline = time.monotonic() + 10
-        while len(entries := qstash.dlq.list().messages) < 2 or {e.message_id for e in entries} != set(ids[1:]):
-            assert time.monotonic() < deadline, [e.message_id for e in entries]
-            time.sleep(0.05)
+        dlq_holds(set(ids[1:]))
+        upgraded("paid")  # its max_dlq_size of 100,000: nothing more is made room for
+        ids.append(qstash.message.publish(url=destination.url("/down"), body="3", retries=0).message_id)
+        dlq_holds(set(ids[1:]))
 
 
 def _burst(http, count: int) -> list[int]:
