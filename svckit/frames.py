@@ -647,7 +647,7 @@ def events_frame(events: Any) -> pd.DataFrame:
     })
 
 
-#: a message's state, from the newest of its events (a retry waiting shows as RETRY)
+#: the states that end a message; with ERROR, the events whose response status is one of its answers
 _FINAL_EVENTS = ("DELIVERED", "FAILED", "CANCELED")
 
 

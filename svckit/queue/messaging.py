@@ -15,7 +15,8 @@ from urllib.parse import quote
 
 from svckit._http import ApiRequest
 from svckit.errors import InvalidArgument, ProtocolError
-from svckit.queue.protocol import _ids, _path_id, _text, to_unix_ms
+from svckit.queue.models import Published
+from svckit.queue.protocol import _ids, _path_id, _text, decode_model, to_unix_ms
 
 _METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 
@@ -188,8 +189,6 @@ def build_retry_dlq_request(dlq_id: str) -> ApiRequest:
 
 def decode_list(model: Any, body: Any, what: str) -> list[Any]:
     """A reply array of objects -> ``model`` each; ProtocolError when it is not one."""
-    from svckit.queue.protocol import decode_model
-
     if not isinstance(body, list):
         raise ProtocolError(f"{what}: expected a JSON array, got {type(body).__name__}")
     return [decode_model(model, item, what) for item in body]
@@ -197,9 +196,6 @@ def decode_list(model: Any, body: Any, what: str) -> list[Any]:
 
 def decode_published(body: Any) -> Any:
     """A publish's reply: one :class:`~svckit.queue.models.Published`, or a list of them (a URL group)."""
-    from svckit.queue.models import Published
-    from svckit.queue.protocol import decode_model
-
     return decode_list(Published, body, "publish") if isinstance(body, list) else decode_model(Published, body, "publish")
 
 

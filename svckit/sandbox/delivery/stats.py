@@ -49,24 +49,15 @@ def _per_day(query: Query, sql: str, start: int) -> dict[str, float]:
     return {row[0]: row[1] for row in query(sql, (start,))}
 
 
-def _buckets(query: Query, table: str, where: str, start: int, step: int, value: str = "COUNT(*)",
-             by: str | None = None) -> dict[tuple[str, int], float]:
-    """(group, bucket number) -> ``value`` over the rows of ``table`` (matching ``where``) from ``start``:
-    ``by`` groups them (a state), buckets are ``step`` ms wide."""
+def _buckets(query: Query, table: str, start: int, step: int, values: str = "COUNT(*)",
+             by: tuple[str, ...] = ()) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """(the ``by`` columns ..., bucket number) -> the ``values`` of the rows of ``table`` from ``start``, in
+    buckets ``step`` ms wide: one query, however many values and groups."""
     time_col = "time" if table == "events" else "created_at"
-    group = by or "''"
-    sql = (f"SELECT {group}, ({time_col} - ?) / ?, {value} FROM {table} WHERE {time_col} >= ? AND {where} "
-           f"GROUP BY 1, 2")
-    return {(row[0], int(row[1])): row[2] for row in query(sql, (start, step, start))}
-
-
-def _series(points: dict[tuple[str, int], float], key: str, start: int, step: int, count: int) -> list[dict[str, Any]]:
-    return [{"x": vendor_time(start + n * step), "y": points.get((key, n), 0)} for n in range(count)]
-
-
-def _by_state(points: dict[tuple[str, int], float], start: int, step: int, count: int) -> list[dict[str, Any]]:
-    states = sorted({key for key, _ in points})
-    return [{"id": state, "data_points": _series(points, state, start, step, count)} for state in states]
+    keys = [*by, f"({time_col} - ?) / ?"]
+    sql = (f"SELECT {', '.join(keys)}, {values} FROM {table} WHERE {time_col} >= ? "
+           f"GROUP BY {', '.join(str(i) for i in range(1, len(keys) + 1))}")
+    return {(*row[:len(by)], int(row[len(by)])): tuple(row[len(keys):]) for row in query(sql, (start, step, start))}
 
 
 def queue_stats(query: Query, period: str, now_ms: int) -> dict[str, Any]:
@@ -94,22 +85,31 @@ def queue_stats(query: Query, period: str, now_ms: int) -> dict[str, Any]:
 
     requests = [dict(point, workflow_message=steps.get(f"{d:%Y-%m-%d}", 0), workflow_run=runs.get(f"{d:%Y-%m-%d}", 0))
                 for d, point in zip(days, monthly(accepted), strict=True)]
-    published = _buckets(query, "messages", "1", start, step)
-    started = _buckets(query, "runs", "1", start, step)
-    message_events = _buckets(query, "events", "message_seq IS NOT NULL", start, step, by="LOWER(state)")
-    run_events = _buckets(query, "events", "run_seq IS NOT NULL", start, step, by="LOWER(state)")
-    bandwidth = _buckets(query, "messages", "1", start, step, value="SUM(LENGTH(body))")
+
+    def series(points: dict[tuple[Any, ...], tuple[Any, ...]], group: tuple[Any, ...] = (),
+               column: int = 0) -> list[dict[str, Any]]:
+        return [{"x": vendor_time(start + n * step), "y": points[(*group, n)][column] if (*group, n) in points else 0}
+                for n in range(count)]
+
+    def by_state(of_messages: int) -> list[dict[str, Any]]:
+        states = sorted({state for kind, state, _ in events if kind == of_messages})
+        return [{"id": state, "data_points": series(events, (of_messages, state))} for state in states]
+
+    published = _buckets(query, "messages", start, step, "COUNT(*), SUM(LENGTH(body))")
+    started = _buckets(query, "runs", start, step)
+    # an event is a message's (1) or a run's step's (0)
+    events = _buckets(query, "events", start, step, by=("message_seq IS NOT NULL", "LOWER(state)"))
     dlq = query("SELECT COUNT(*) FROM dlq", ())[0][0]
     return {
         "days": [calendar.day_name[d.weekday()] for d in days],
         "daily_requests": requests,
         "daily_billings": monthly({}),
         "daily_bandwidths": monthly(sizes),
-        "daily_used": _series(published, "", start, step, count),
-        "daily_used_workflow": _series(started, "", start, step, count),
-        "daily_qstash_messages": _by_state(message_events, start, step, count),
-        "daily_workflow_messages": _by_state(run_events, start, step, count),
+        "daily_used": series(published),
+        "daily_used_workflow": series(started),
+        "daily_qstash_messages": by_state(1),
+        "daily_workflow_messages": by_state(0),
         "dlq_message_count": dlq,
-        "daily_bandwidth_used": _series(bandwidth, "", start, step, count),
+        "daily_bandwidth_used": series(published, column=1),
         "total_monthly_billing": 0.0,
     }
