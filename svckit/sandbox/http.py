@@ -80,9 +80,12 @@ class AuthGate:
         await self.app(scope, receive, send)
 
 
-async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object; 400 when the body is not valid JSON or not an object."""
+async def json_body(request: Request, *, optional: bool = False) -> dict[str, Any]:
+    """The request's JSON object; 400 when the body is not valid JSON or not an object (an empty body
+    is ``{}`` when the body is ``optional``)."""
     raw = await request.body()
+    if optional and not raw.strip():
+        return {}
     try:
         body = json.loads(raw) if raw else None
     except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
@@ -90,6 +93,18 @@ async def json_body(request: Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError(400, "request body must be a JSON object")
     return body
+
+
+def lower_headers(request: Request) -> dict[str, str]:
+    """The request's headers by lower-case name."""
+    return {k.lower(): v for k, v in request.headers.items()}
+
+
+def path_tail(request: Request, marker: str) -> str:
+    """What follows ``marker`` in the request's path, as sent (not percent-decoded): a destination URL
+    in the path keeps its own escapes."""
+    path = (request.scope.get("raw_path") or request.scope["path"].encode()).decode("latin-1")
+    return path[path.index(marker) + len(marker):]
 
 
 def required_string(body: dict[str, Any], field: str) -> str:

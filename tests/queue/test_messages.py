@@ -49,6 +49,14 @@ def test_a_waiting_message_is_read_canceled_and_framed(queue, destination):
         queue.message(later[1].message_id)
 
 
+def test_a_bulk_cancel_whose_body_is_not_an_object_cancels_nothing(queue, raw_queue, destination):
+    waiting = queue.publish("stays", url=destination.url("/later"), delay="1h")
+    for body in (json.dumps([waiting.message_id]), "[" * 100_000):  # not an object; nested too deep
+        r = raw_queue.request("DELETE", "/v2/messages", content=body)
+        assert r.status_code == 400 and "request body" in r.json()["error"], r.text
+    assert queue.message(waiting.message_id).message_id == waiting.message_id  # still waiting
+
+
 def test_queues_url_groups_and_schedules(queue, destination):
     queue.upsert_queue("client-q", parallelism=2)
     sent = queue.publish("queued", url=destination.url("/q"), queue="client-q")

@@ -43,8 +43,16 @@ import httpx
 
 from svckit.queue.models import EventState
 from svckit.sandbox.delivery.backoff import asked_delay, retry_delay
-from svckit.sandbox.delivery.options import FlowControl, flow_control
-from svckit.sandbox.delivery.records import WAITING, NewMessage, add_event, header_map, insert_message
+from svckit.sandbox.delivery.options import FlowControl, flow_control_of
+from svckit.sandbox.delivery.records import (
+    WAITING,
+    NewMessage,
+    Waiting,
+    add_event,
+    header_map,
+    insert_message,
+    waiting_of,
+)
 from svckit.sandbox.delivery.signing import signature
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
@@ -89,11 +97,6 @@ class _Rate:
     count: int = 0
 
 
-def pending_of(row: Mapping[str, Any]) -> tuple[int, int, str | None, str | None, str | None]:
-    """What :meth:`Deliveries.submit` takes of a message row: seq, due, queue, flow control key and value."""
-    return (row["seq"], row["due_at"], row["queue_name"], row["flow_control_key"], row["flow_control_value"])
-
-
 class Deliveries:
     """The delivery engine of one sandbox (module docstring)."""
 
@@ -132,7 +135,7 @@ class Deliveries:
             "SELECT seq, due_at, queue_name, flow_control_key, flow_control_value, state FROM messages "
             f"WHERE state IN ({','.join('?' * len(WAITING))}) ORDER BY seq"), WAITING)
         for row in rows:
-            self._add(*pending_of(row), holds_lane=row["state"] == EventState.RETRY.value)
+            self._add(*waiting_of(row), holds_lane=row["state"] == EventState.RETRY.value)
         self._task = asyncio.create_task(self._run(), name="svckit-deliveries")
 
     async def stop(self) -> None:
@@ -148,8 +151,9 @@ class Deliveries:
             await self._client.aclose()
 
     # -- from any thread ------------------------------------------------------------------------
-    def submit(self, items: list[tuple[int, int, str | None, str | None, str | None]]) -> None:
-        """Deliver these messages (:func:`pending_of` rows), kept and committed by the caller."""
+    def submit(self, items: list[Waiting]) -> None:
+        """Deliver these messages (as :func:`.records.insert_message` returned them), kept and committed
+        by the caller."""
         self._call(self._add_many, items)
 
     def forget(self, seqs: list[int]) -> None:
@@ -174,13 +178,13 @@ class Deliveries:
         self._global = limit
         self._wake.set()
 
-    def _add_many(self, items: list[tuple[int, int, str | None, str | None, str | None]]) -> None:
+    def _add_many(self, items: list[Waiting]) -> None:
         for item in items:
             self._add(*item)
 
     def _add(self, seq: int, due: int, lane: str | None, key: str | None, value: str | None, *,
              holds_lane: bool = False) -> None:
-        flow = flow_control({"service-flow-control-key": key, "service-flow-control-value": value or ""}) if key else None
+        flow = flow_control_of(key, value) if key else None
         self._pending[seq] = _Pending(seq, due, lane, flow, holds_lane)
         if holds_lane and lane is not None:
             self._lane_held[lane] += 1
@@ -310,7 +314,6 @@ class Deliveries:
     # -- in a thread: the store -----------------------------------------------------------------
     def _begin_attempt(self, seq: int) -> dict[str, Any] | None:
         account = self.account()
-        self._global = int(account["max_global_parallelism"])
         now = now_ms()
         with self.store.transaction() as db:
             row = db.execute("SELECT * FROM messages WHERE seq = ?", (seq,)).fetchone()
@@ -349,7 +352,7 @@ class Deliveries:
         except httpx.HTTPError as exc:
             return _Outcome(error=f"the destination could not be reached: {type(exc).__name__}: {exc}")
 
-    def _record(self, job: dict[str, Any], outcome: _Outcome) -> tuple[int | None, list[tuple[Any, ...]]]:
+    def _record(self, job: dict[str, Any], outcome: _Outcome) -> tuple[int | None, list[Waiting]]:
         """The outcome of an attempt, in one transaction; the message's next due time (None: final) and
         the callback messages it made."""
         now = now_ms()
@@ -388,11 +391,8 @@ class Deliveries:
                     made.append(self._callback(job, outcome, "failure_callback", dlq_id=dlq_id))
             if job["options"].get("callback", {}).get("url"):
                 made.append(self._callback(job, outcome, "callback"))
-            rows = []
-            for message in made:
-                new_seq = insert_message(db, message, now)
-                rows.append((new_seq, max(now, message.not_before), None, None, None))
-        return next_due, rows
+            kept = [insert_message(db, message, now) for message in made]
+        return next_due, kept
 
     @staticmethod
     def _to_dlq(db: Any, job: dict[str, Any], outcome: _Outcome, error: str, now: int, limit: int) -> str:

@@ -118,6 +118,13 @@ def flow_control(headers: Mapping[str, str]) -> FlowControl | None:
         if value.strip():
             raise OptionError("Upstash-Flow-Control-Value: give Upstash-Flow-Control-Key with it")
         return None
+    return flow_control_of(key, value)
+
+
+def flow_control_of(key: str, value: str | None) -> FlowControl:
+    """A flow control key and its value (``parallelism=N, rate=N, period=DURATION``), as a message
+    header gives them or as a message row keeps them."""
+    value = value or ""
     if not key.strip():
         raise OptionError("Upstash-Flow-Control-Key: must not be empty")
     settings: dict[str, float | int] = {}

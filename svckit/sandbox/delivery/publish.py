@@ -24,7 +24,7 @@ from svckit.sandbox.delivery.destination import Destination, DestinationError, c
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import MessageOptions
 from svckit.sandbox.delivery.quota import check_count, check_message, retries_of, take_daily
-from svckit.sandbox.delivery.records import NewMessage, insert_message
+from svckit.sandbox.delivery.records import NewMessage, Waiting, insert_message
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
 
@@ -61,22 +61,26 @@ class Publisher:
         except DestinationError as exc:
             raise ApiError(400, str(exc)) from None
 
+    def check_urls(self, destination: Destination, options: MessageOptions) -> None:
+        """The loopback rule for every URL a message names: its destination and its callbacks."""
+        if destination.url is not None:
+            self.check_url(destination.url, "destination")
+        for what, settings in (("callback", options.callback), ("failure callback", options.failure_callback)):
+            if settings.url is not None:
+                self.check_url(settings.url, what)
+
     def publish(self, items: list[Publish], caller_ip: str | None) -> list[Any]:
         """Accept ``items`` (all or none); each one's answer: ``{messageId, url, deduplicated?}``, or a
         list of them for a URL group."""
         account = self.store.queue_account()
         for item in items:
             check_message(item.options, len(item.body), account)
-            if item.destination.url is not None:
-                self.check_url(item.destination.url, "destination")
-            for what, settings in (("callback", item.options.callback), ("failure callback", item.options.failure_callback)):
-                if settings.url is not None:
-                    self.check_url(settings.url, what)
+            self.check_urls(item.destination, item.options)
             if item.queue is not None:
                 check_name("queue", item.queue)
         now = now_ms()
         answers: list[Any] = []
-        waiting: list[tuple[Any, ...]] = []
+        waiting: list[Waiting] = []
         new_queues: list[str] = []
         with self.store.transaction() as db:  # a refusal below (the day's limit) undoes it all
             db.execute("DELETE FROM dedup WHERE expires_at < ?", (now,))
@@ -90,9 +94,7 @@ class Publisher:
                     new_queues.append(item.queue)
                 results = []
                 for message, result in self._messages(db, item, account, caller_ip, now):
-                    seq = insert_message(db, message, now)
-                    waiting.append((seq, max(now, message.not_before), message.queue_name,
-                                    message.flow_control_key, message.flow_control_value))
+                    waiting.append(insert_message(db, message, now))
                     results.append(result)
                 answers.append(results if item.destination.group is not None else results[0])
                 if key is not None:
@@ -124,8 +126,7 @@ class Publisher:
                     queue_name=row["queue_name"], schedule_id=row["schedule_id"], caller_ip=row["caller_ip"],
                     label=row["label"], flow_control_key=row["flow_control_key"],
                     flow_control_value=row["flow_control_value"])
-                seq = insert_message(db, message, now)
-                waiting.append((seq, now, message.queue_name, message.flow_control_key, message.flow_control_value))
+                waiting.append(insert_message(db, message, now))
                 answers.append({"messageId": message.message_id, "dlqId": dlq_id})
         self.engine.submit(waiting)
         return answers

@@ -19,10 +19,12 @@ import base64
 import json
 import sqlite3
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from svckit.queue.models import EventState
+from svckit.sandbox.delivery.options import flow_control_of
 
 FINAL = frozenset({EventState.DELIVERED.value, EventState.FAILED.value, EventState.CANCELED.value})
 WAITING = (EventState.CREATED.value, EventState.ACTIVE.value, EventState.RETRY.value)
@@ -63,9 +65,18 @@ class NewMessage:
     message_id: str = field(default_factory=new_message_id)
 
 
-def insert_message(db: sqlite3.Connection, message: NewMessage, now: int) -> int:
+#: what the delivery engine takes of a kept message: seq, due (Unix ms), queue, flow control key and value
+Waiting = tuple[int, int, str | None, str | None, str | None]
+
+
+def waiting_of(row: Any) -> Waiting:
+    """A message row (or the columns of one) as the delivery engine takes it."""
+    return (row["seq"], row["due_at"], row["queue_name"], row["flow_control_key"], row["flow_control_value"])
+
+
+def insert_message(db: sqlite3.Connection, message: NewMessage, now: int) -> Waiting:
     """Keep ``message`` (inside the caller's transaction), due at its ``not_before`` or now, with its
-    CREATED event; returns its ``seq``."""
+    CREATED event; returns it as the delivery engine takes it (once the transaction committed)."""
     row = asdict(message)
     row["headers"] = json.dumps(message.headers)
     row["options"] = json.dumps(message.options)
@@ -75,13 +86,24 @@ def insert_message(db: sqlite3.Connection, message: NewMessage, now: int) -> int
     seq = db.execute(f"INSERT INTO messages ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
                      [row[n] for n in names]).lastrowid
     add_event(db, seq, message.message_id, EventState.CREATED.value, now)
-    return int(seq)  # type: ignore[arg-type]
+    return waiting_of({**row, "seq": int(seq)})  # type: ignore[arg-type]
 
 
 def add_event(db: sqlite3.Connection, seq: int, message_id: str, state: str, now: int, *, error: str | None = None,
               status: int | None = None, next_at: int | None = None) -> None:
     db.execute("INSERT INTO events (message_seq, time, message_id, state, error, response_status, "
                "next_delivery_time) VALUES (?, ?, ?, ?, ?, ?, ?)", (seq, now, message_id, state, error, status, next_at))
+
+
+def cancel_waiting(db: sqlite3.Connection, where: str, args: Sequence[Any], now: int) -> list[int]:
+    """Cancel the waiting messages that ``where`` (SQL over ``messages``) selects, each with its CANCELED
+    event, inside the caller's transaction; their seqs, for the delivery engine to forget."""
+    rows = db.execute(f"SELECT seq, message_id FROM messages WHERE state IN ({','.join('?' * len(WAITING))})"
+                      + (f" AND {where}" if where else ""), (*WAITING, *args)).fetchall()
+    for row in rows:
+        db.execute("UPDATE messages SET state = ?, due_at = NULL WHERE seq = ?", (EventState.CANCELED.value, row["seq"]))
+        add_event(db, row["seq"], row["message_id"], EventState.CANCELED.value, now)
+    return [row["seq"] for row in rows]
 
 
 # -- wire shapes ----------------------------------------------------------------------------------
@@ -122,13 +144,10 @@ def _shown(row: Any) -> tuple[dict[str, list[str]], bytes | None]:
 
 
 def _flow_control(row: Any) -> dict[str, Any]:
-    from svckit.sandbox.delivery.options import flow_control
-
     key = row["flow_control_key"]
     if key is None:
         return {}
-    fc = flow_control({"service-flow-control-key": key, "service-flow-control-value": row["flow_control_value"] or ""})
-    assert fc is not None
+    fc = flow_control_of(key, row["flow_control_value"])
     return _present({"flowControlKey": key, "flowControlValue": fc.value, "parallelism": fc.parallelism,
                      "rate": fc.rate, "period": int(fc.period) if fc.value and "period" in fc.value else None})
 

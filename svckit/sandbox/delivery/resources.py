@@ -16,7 +16,6 @@ Limits (412, :mod:`.quota`): ``max_queues``, a queue's ``parallelism`` up to ``m
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -24,24 +23,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svckit.queue.models import EventState
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher, check_name
 from svckit.sandbox.delivery.quota import UPGRADE, check_count
-from svckit.sandbox.delivery.records import WAITING, add_event
-from svckit.sandbox.http import ApiError
+from svckit.sandbox.delivery.records import WAITING, cancel_waiting
+from svckit.sandbox.http import ApiError, json_body
 from svckit.sandbox.store import Store, now_ms
-
-
-async def _json_object(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        body = json.loads(raw) if raw.strip() else {}
-    except (ValueError, RecursionError):
-        raise ApiError(400, "request body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "request body must be a JSON object")
-    return body
 
 
 def _queue_wire(row: Any, lag: int) -> dict[str, Any]:
@@ -82,7 +69,7 @@ class Resources:
         return [_queue_wire(r, r["lag"]) for r in rows]
 
     async def upsert_queue(self, request: Request) -> JSONResponse:
-        body = await _json_object(request)
+        body = await json_body(request, optional=True)
         name = body.get("queueName")
         if not isinstance(name, str):
             raise ApiError(400, "queueName: give the queue's name")
@@ -135,16 +122,11 @@ class Resources:
 
     def delete_queue(self, request: Request) -> JSONResponse:
         name = request.path_params["name"]
-        now = now_ms()
         with self.store.transaction() as db:
             if db.execute("DELETE FROM queues WHERE name = ?", (name,)).rowcount == 0:
                 raise ApiError(404, f"no queue {name!r}")
-            waiting = db.execute(f"SELECT seq, message_id FROM messages WHERE queue_name = ? AND state IN "
-                                 f"({','.join('?' * len(WAITING))})", (name, *WAITING)).fetchall()
-            for row in waiting:
-                db.execute("UPDATE messages SET state = ?, due_at = NULL WHERE seq = ?", (EventState.CANCELED.value, row["seq"]))
-                add_event(db, row["seq"], row["message_id"], EventState.CANCELED.value, now)
-        self.engine.forget([row["seq"] for row in waiting])
+            canceled = cancel_waiting(db, "queue_name = ?", [name], now_ms())
+        self.engine.forget(canceled)
         self.engine.queue_changed(name, None)
         return JSONResponse("OK")
 
@@ -193,7 +175,7 @@ class Resources:
 
     async def add_endpoints(self, request: Request) -> JSONResponse:
         topic = check_name("URL group", request.path_params["name"])
-        endpoints = self._endpoints(await _json_object(request), removing=False)
+        endpoints = self._endpoints(await json_body(request, optional=True), removing=False)
         for endpoint in endpoints:
             self.publisher.check_url(endpoint["url"], "endpoint")  # type: ignore[arg-type]
 
@@ -219,7 +201,7 @@ class Resources:
 
     async def remove_endpoints(self, request: Request) -> JSONResponse:
         topic = request.path_params["name"]
-        endpoints = self._endpoints(await _json_object(request), removing=True)
+        endpoints = self._endpoints(await json_body(request, optional=True), removing=True)
         with self.store.transaction() as db:
             if not db.execute("SELECT 1 FROM topics WHERE name = ?", (topic,)).fetchone():
                 raise ApiError(404, f"no URL group {topic!r}")

@@ -23,25 +23,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from svckit.queue.models import EventState
 from svckit.sandbox.delivery.destination import DestinationError, from_path
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import OptionError, read_options
 from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
-from svckit.sandbox.delivery.records import WAITING, add_event, message_wire
-from svckit.sandbox.http import ApiError
+from svckit.sandbox.delivery.records import WAITING, cancel_waiting, message_wire
+from svckit.sandbox.http import ApiError, json_body, lower_headers, path_tail
 from svckit.sandbox.store import Store, now_ms
-
-
-def _headers(request: Request) -> dict[str, str]:
-    return {k.lower(): v for k, v in request.headers.items()}
-
-
-def _tail(request: Request, marker: str) -> str:
-    """What follows ``marker`` in the request's path, as sent (not percent-decoded)."""
-    raw = request.scope.get("raw_path") or request.scope["path"].encode()
-    path = raw.decode("latin-1")
-    return path[path.index(marker) + len(marker):]
 
 
 def publish_of(tail: str, query: str, headers: Mapping[str, str], body: bytes, queue: str | None = None) -> Publish:
@@ -73,14 +61,14 @@ class MessageRoutes:
         return JSONResponse(answer, status_code=202 if duplicate else 200)
 
     async def publish(self, request: Request) -> JSONResponse:
-        item = publish_of(_tail(request, "/v2/publish/"), request.scope.get("query_string", b"").decode("latin-1"),
-                          _headers(request), await request.body())
+        item = publish_of(path_tail(request, "/v2/publish/"), request.scope.get("query_string", b"").decode("latin-1"),
+                          lower_headers(request), await request.body())
         return await self._accept(request, item)
 
     async def enqueue(self, request: Request) -> JSONResponse:
         queue = check_name("queue", request.path_params["queue"])
-        tail = _tail(request, f"/v2/enqueue/{queue}/")
-        item = publish_of(tail, request.scope.get("query_string", b"").decode("latin-1"), _headers(request),
+        tail = path_tail(request, f"/v2/enqueue/{queue}/")
+        item = publish_of(tail, request.scope.get("query_string", b"").decode("latin-1"), lower_headers(request),
                           await request.body(), queue)
         return await self._accept(request, item)
 
@@ -109,18 +97,10 @@ class MessageRoutes:
         return JSONResponse(message_wire(rows[0]))
 
     def _cancel(self, where: str, args: list[Any]) -> int:
-        now = now_ms()
-        sql = f"SELECT seq, message_id FROM messages WHERE state IN ({','.join('?' * len(WAITING))})"
-        if where:
-            sql += f" AND {where}"
         with self.store.transaction() as db:
-            rows = db.execute(sql, (*WAITING, *args)).fetchall()
-            for row in rows:
-                db.execute("UPDATE messages SET state = ?, due_at = NULL WHERE seq = ?",
-                           (EventState.CANCELED.value, row["seq"]))
-                add_event(db, row["seq"], row["message_id"], EventState.CANCELED.value, now)
-        self.engine.forget([row["seq"] for row in rows])
-        return len(rows)
+            canceled = cancel_waiting(db, where, args, now_ms())
+        self.engine.forget(canceled)
+        return len(canceled)
 
     async def cancel_one(self, request: Request) -> JSONResponse:
         message_id = request.path_params["messageId"]
@@ -130,12 +110,7 @@ class MessageRoutes:
 
     async def cancel_many(self, request: Request) -> JSONResponse:
         params = request.query_params
-        raw = await request.body()
-        try:
-            body = json.loads(raw) if raw.strip() else {}
-        except ValueError:
-            raise ApiError(400, "request body is not valid JSON") from None
-        ids = body.get("messageIds") if isinstance(body, dict) else None
+        ids = (await json_body(request, optional=True)).get("messageIds")
         if ids is None:
             ids = params.getlist("messageIds")
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):

@@ -36,7 +36,7 @@ from svckit.sandbox.delivery.options import PREFIX, OptionError, read_options
 from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
 from svckit.sandbox.delivery.quota import check_count, check_message, retries_of
 from svckit.sandbox.delivery.records import body_wire, header_map
-from svckit.sandbox.http import ApiError
+from svckit.sandbox.http import ApiError, lower_headers, path_tail
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 log = logging.getLogger(__name__)
@@ -141,11 +141,9 @@ class Schedules:
 
     # -- routes ---------------------------------------------------------------------------------
     async def create(self, request: Request) -> JSONResponse:
-        raw = request.scope.get("raw_path") or request.scope["path"].encode()
-        path = raw.decode("latin-1")
-        tail = path[path.index("/v2/schedules/") + len("/v2/schedules/"):]
+        tail = path_tail(request, "/v2/schedules/")
         query = request.scope.get("query_string", b"").decode("latin-1")
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = lower_headers(request)
         body = await request.body()
         cron_text = headers.get(PREFIX + "cron")
         if not cron_text:
@@ -161,11 +159,7 @@ class Schedules:
             check_name("queue", queue)
         schedule_id = headers.get(PREFIX + "schedule-id") or f"scd_{uuid.uuid4().hex[:24]}"
         check_name("schedule id", schedule_id)
-        if destination.url is not None:
-            self.publisher.check_url(destination.url, "destination")
-        for what, settings in (("callback", options.callback), ("failure callback", options.failure_callback)):
-            if settings.url is not None:
-                self.publisher.check_url(settings.url, what)
+        self.publisher.check_urls(destination, options)
         caller = request.client.host if request.client else None
         kept = {k: v for k, v in headers.items() if k.startswith(PREFIX) or k == "content-type"}
         destination_text = destination.url or destination.group
