@@ -20,7 +20,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-_GROUP_NAME = re.compile(r"^[A-Za-z0-9._-]{1,256}$")
+#: a URL group's, queue's, schedule's or label's name
+NAME = re.compile(r"^[A-Za-z0-9._-]{1,256}$")
 LOOPBACK_NAMES = frozenset({"localhost"})
 ALLOW_OPTION = "svckit sandbox --allow-destination HOST (Sandbox(allow_destinations=[...]))"
 
@@ -46,7 +47,7 @@ def from_path(raw: str, query: str = "") -> Destination:
         return Destination(url=raw + (f"?{query}" if query else ""))
     if "://" in raw or "/" in raw:
         raise DestinationError(f"destination {raw!r}: a URL must start with http:// or https://")
-    if not _GROUP_NAME.match(raw):
+    if not NAME.match(raw):
         raise DestinationError(f"destination {raw!r}: a URL group's name holds only letters, digits, '.', '_' "
                                "and '-'")
     return Destination(group=raw)

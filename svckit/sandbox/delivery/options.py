@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from svckit.sandbox.delivery.backoff import retry_delay_problem
+from svckit.sandbox.delivery.destination import NAME
 
 PREFIX = "service-"
 FORWARD = PREFIX + "forward-"
@@ -33,7 +34,6 @@ CALLBACK_SETTINGS = ("timeout", "retries", "retry-delay", "delay", "method")
 
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
-_LABEL = re.compile(r"^[A-Za-z0-9._-]{1,256}$")
 
 
 class OptionError(ValueError):
@@ -220,7 +220,7 @@ def _labels(raw: str | None) -> tuple[str, ...]:
         return ()
     labels = tuple(p.strip() for p in raw.split(",") if p.strip())
     for label in labels:
-        if not _LABEL.match(label):
+        if not NAME.match(label):
             raise OptionError(f"Upstash-Label: {label!r} may hold only letters, digits, '.', '_' and '-' "
                               "(at most 256 of them)")
     return labels

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from svckit.sandbox.delivery.destination import Destination, DestinationError, check_url
+from svckit.sandbox.delivery.destination import NAME, Destination, DestinationError, check_url
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import MessageOptions
 from svckit.sandbox.delivery.quota import check_count, check_message, retries_of, take_daily
@@ -29,11 +28,10 @@ from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
 
 DEDUP_WINDOW_MS = 10 * 60 * 1000
-_NAME = re.compile(r"^[A-Za-z0-9._-]{1,256}$")
 
 
 def check_name(what: str, name: str) -> str:
-    if not _NAME.match(name):
+    if not NAME.match(name):
         raise ApiError(400, f"{what} {name!r}: use only letters, digits, '.', '_' and '-' (at most 256)")
     return name
 
