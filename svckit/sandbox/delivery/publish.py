@@ -22,7 +22,7 @@ from typing import Any
 from svckit.sandbox.delivery.destination import NAME, Destination, DestinationError, check_url
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import MessageOptions
-from svckit.sandbox.delivery.quota import check_count, check_message, retries_of, take_daily
+from svckit.sandbox.delivery.quota import check_message, check_room, retries_of, take_daily
 from svckit.sandbox.delivery.records import NewMessage, Waiting, insert_message
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
@@ -146,9 +146,8 @@ class Publisher:
     @staticmethod
     def _ensure_queue(db: Any, name: str, account: Any, now: int) -> bool:
         """Make queue ``name`` on first use (parallelism 1); whether it was made."""
-        if db.execute("SELECT 1 FROM queues WHERE name = ?", (name,)).fetchone():
+        if not check_room(db, "queues", "queues", "max_queues", account, {"name": name}):
             return False
-        check_count("queues", db.execute("SELECT COUNT(*) AS n FROM queues").fetchone()["n"], "max_queues", account)
         db.execute("INSERT INTO queues (name, parallelism, paused, created_at, updated_at) VALUES (?, 1, 0, ?, ?)",
                    (name, now, now))
         return True

@@ -74,9 +74,20 @@ def take_daily(db: Any, account: Mapping[str, Any], count: int, now: float | Non
                "messages = messages + excluded.messages", (day, count))
 
 
-def check_count(what: str, have: int, field: str, account: Mapping[str, Any]) -> None:
-    """412 when the account already holds its ``field`` (max_queues ...) of ``what``."""
-    limit = int(account[field])
+def check_room(db: Any, what: str, table: str, field: str, account: Mapping[str, Any], key: Mapping[str, Any],
+               within: Mapping[str, Any] | None = None) -> bool:
+    """Whether the row ``key`` (column -> value) is new in ``table``; a new one is refused with a 412 when
+    the account already holds its ``field`` (``max_queues`` ...) of ``what``, counted over the rows
+    ``within`` matches (the whole table without it)."""
+    def match(columns: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+        return " AND ".join(f"{c} = ?" for c in columns) or "1", tuple(columns.values())
+
+    where, args = match(key)
+    if db.execute(f"SELECT 1 FROM {table} WHERE {where}", args).fetchone():
+        return False
+    where, args = match(within or {})
+    have, limit = db.execute(f"SELECT COUNT(*) AS n FROM {table} WHERE {where}", args).fetchone()["n"], int(account[field])
     if have >= limit:
         raise ApiError(412, f"too many {what}: the queue account holds {have:,}, its {field} is {limit:,}; "
                             f"delete one, or {UPGRADE}")
+    return True

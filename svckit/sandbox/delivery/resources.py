@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher, check_name
-from svckit.sandbox.delivery.quota import UPGRADE, check_count
+from svckit.sandbox.delivery.quota import UPGRADE, check_room
 from svckit.sandbox.delivery.records import WAITING, cancel_waiting
 from svckit.sandbox.http import ApiError, json_body
 from svckit.sandbox.store import Store, now_ms
@@ -87,9 +87,7 @@ class Resources:
                                     f"{account['max_parallelism']}; ask for less, or {UPGRADE}")
             now = now_ms()
             with self.store.transaction() as db:
-                if not db.execute("SELECT 1 FROM queues WHERE name = ?", (name,)).fetchone():
-                    check_count("queues", db.execute("SELECT COUNT(*) AS n FROM queues").fetchone()["n"],
-                                "max_queues", account)
+                check_room(db, "queues", "queues", "max_queues", account, {"name": name})
                 db.execute("INSERT INTO queues (name, parallelism, paused, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
                            "ON CONFLICT (name) DO UPDATE SET parallelism = excluded.parallelism, "
                            "paused = excluded.paused, updated_at = excluded.updated_at",
@@ -183,15 +181,11 @@ class Resources:
             account = self.store.queue_account()
             now = now_ms()
             with self.store.transaction() as db:
-                if not db.execute("SELECT 1 FROM topics WHERE name = ?", (topic,)).fetchone():
-                    check_count("URL groups", db.execute("SELECT COUNT(*) AS n FROM topics").fetchone()["n"],
-                                "max_topics", account)
+                if check_room(db, "URL groups", "topics", "max_topics", account, {"name": topic}):
                     db.execute("INSERT INTO topics (name, created_at, updated_at) VALUES (?, ?, ?)", (topic, now, now))
                 for endpoint in endpoints:
-                    have = db.execute("SELECT COUNT(*) AS n FROM topic_endpoints WHERE topic = ?", (topic,)).fetchone()["n"]
-                    if not db.execute("SELECT 1 FROM topic_endpoints WHERE topic = ? AND url = ?",
-                                      (topic, endpoint["url"])).fetchone():
-                        check_count(f"endpoints in URL group {topic!r}", have, "max_endpoints_per_topic", account)
+                    check_room(db, f"endpoints in URL group {topic!r}", "topic_endpoints", "max_endpoints_per_topic",
+                               account, {"topic": topic, "url": endpoint["url"]}, within={"topic": topic})
                     db.execute("INSERT INTO topic_endpoints (topic, url, name) VALUES (?, ?, ?) ON CONFLICT (topic, url) "
                                "DO UPDATE SET name = excluded.name", (topic, endpoint["url"], endpoint["name"]))
                 db.execute("UPDATE topics SET updated_at = ? WHERE name = ?", (now, topic))

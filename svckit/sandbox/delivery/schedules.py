@@ -34,7 +34,7 @@ from svckit.sandbox.delivery.cron import CronError, parse_cron
 from svckit.sandbox.delivery.destination import DestinationError, from_path
 from svckit.sandbox.delivery.options import PREFIX, OptionError, read_options
 from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
-from svckit.sandbox.delivery.quota import check_count, check_message, retries_of
+from svckit.sandbox.delivery.quota import check_message, check_room, retries_of
 from svckit.sandbox.delivery.records import body_wire, header_map
 from svckit.sandbox.http import ApiError, lower_headers, path_tail
 from svckit.sandbox.store import Store, StoreClosed, now_ms
@@ -170,9 +170,7 @@ class Schedules:
             now = now_ms()
             next_at = int(cron.next_after(now / 1000) * 1000)
             with self.store.transaction() as db:
-                if not db.execute("SELECT 1 FROM schedules WHERE schedule_id = ?", (schedule_id,)).fetchone():
-                    check_count("schedules", db.execute("SELECT COUNT(*) AS n FROM schedules").fetchone()["n"],
-                                "max_schedules", account)
+                check_room(db, "schedules", "schedules", "max_schedules", account, {"schedule_id": schedule_id})
                 db.execute("INSERT INTO schedules (schedule_id, destination, cron, headers, body, created_at, paused, "
                            "caller_ip, next_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?) ON CONFLICT (schedule_id) DO UPDATE "
                            "SET destination = excluded.destination, cron = excluded.cron, headers = excluded.headers, "
