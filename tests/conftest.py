@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import gc
 import json
 import os
 import pickle
@@ -260,12 +261,27 @@ async def aeventually(check: Callable[[], T], what: str | Callable[[], str], tim
     return result
 
 
+def frame_of(thread: threading.Thread) -> Any:
+    """``thread``'s innermost Python frame (None when it has ended). CPython 3.11 may collect garbage
+    inside ``sys._current_frames()`` while it holds the lock of the thread list: a finalizer there that
+    lets go of the GIL (a urllib3 pool closing its sockets) then waits for it while a thread that is
+    starting or ending holds the GIL and waits for that lock, and the process hangs for good, beyond
+    pytest-timeout's reach (python/cpython#106883). No collection runs during the call."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return sys._current_frames().get(thread.ident or 0)
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:
     """Poll until ``thread`` is blocked reading a socket (its innermost Python frame is the read of
     httpcore's network stream), so that a test acts on a read that is really waiting, not on one
     that may not have started yet; fails after ``timeout``, or at once when the thread has ended."""
     def reading() -> bool:
-        frame = sys._current_frames().get(thread.ident or 0)
+        frame = frame_of(thread)
         if frame is not None and frame.f_code.co_name == "read" and "httpcore" in frame.f_code.co_filename:
             return True
         assert thread.is_alive(), "the reader ended before it blocked on a read"
