@@ -115,12 +115,28 @@ class StepGroup(_Wire):
     steps: list[Step] = Field(default_factory=list)
 
 
+class FailureFunctionCall(_Wire):
+    """The call of a failed run's failure function (the workflow SDK's ``FailureFunctionLog``): its
+    state (``CALLBACK_INPROGRESS``, ``CALLBACK_SUCCESS``, ``CALLBACK_FAIL``), the failure it was told
+    (``fail_status``, ``fail_response``) and what it answered."""
+
+    message_id: str | None = None
+    url: str | None = None
+    state: str
+    fail_status: int | None = None
+    fail_response: str | None = None
+    dlq_id: str | None = None
+    response_status: int | None = None
+    response_body: str | None = None
+
+
 class WorkflowRun(_Wire):
     """One workflow run (spec table D2). Several runs may share a ``workflow_run_id`` (a resumed run
     keeps it); ``workflow_run_id`` + ``workflow_run_created_at`` identify one run.
 
     The optional fields after ``steps`` are what the sandbox (and the real service) add beyond D2:
-    the label, the flow control and retry configuration, and the DLQ entry of a failed run.
+    the label, the flow control and retry configuration, the DLQ entry of a failed run, what the run
+    returned (``workflow_run_response``, as its app sent it) and its failure function's call.
     """
 
     workflow_run_id: str
@@ -134,6 +150,8 @@ class WorkflowRun(_Wire):
     flow_control_value: str | None = None
     retries: int | None = None
     dlq_id: str | None = None
+    workflow_run_response: str | None = None
+    failure_function: FailureFunctionCall | None = None
 
     @property
     def created_at(self) -> datetime:

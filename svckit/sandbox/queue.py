@@ -98,10 +98,12 @@ from svckit.sandbox.runner import (
     InvalidState,
     MessageTooLarge,
     NotFoundError,
+    RunHandle,
     UnknownWorkflow,
     WorkflowRunner,
 )
-from svckit.sandbox.store import Store
+from svckit.sandbox.store import Store, now_ms
+from svckit.sandbox.workflow.routes import WorkflowRoutes
 
 
 # -- request headers and bodies -----------------------------------------------------------------
@@ -256,6 +258,7 @@ class QueueArea(Area):
         self.messages = MessageRoutes(self.store, self.publisher, self.deliveries)
         self.resources = Resources(self.store, self.publisher, self.deliveries)
         self.schedules = Schedules(self.store, self.publisher)
+        self.workflows = WorkflowRoutes(self.store, self.publisher, self.deliveries)
         # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
         self.runner.recover()
 
@@ -320,7 +323,7 @@ class QueueArea(Area):
 
         def from_dlq(start: Callable[..., list[Any]], dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
             try:
-                return start(dlq_ids, **overrides)
+                return self._from_dlq(start, dlq_ids, overrides)
             except NotFoundError as exc:
                 raise ApiError(404, str(exc)) from None
             except UnknownWorkflow as exc:
@@ -375,9 +378,15 @@ class QueueArea(Area):
                 raise ApiError(422, str(exc)) from None
             return JSONResponse(_handle_wire(handle))
 
-        def cancel(request: Request) -> JSONResponse:
+        async def cancel(request: Request) -> JSONResponse:
+            run_id = request.path_params["workflowRunId"]
+            if await run_in_threadpool(self.workflows.served, run_id):  # the app ends its run, or one cancels it
+                response = (await request.body()).decode("utf-8", "replace") or None
+                await run_in_threadpool(lambda: self.workflows.end(
+                    run_id, cancel=request.query_params.get("cancel") != "false", response=response))
+                return JSONResponse("OK")
             try:
-                runner.cancel(request.path_params["workflowRunId"])
+                await run_in_threadpool(runner.cancel, run_id)
             except NotFoundError as exc:
                 raise ApiError(404, str(exc)) from None
             except InvalidState as exc:
@@ -464,12 +473,35 @@ class QueueArea(Area):
             Route("/v2/dlq/{dlqId}", dlq_delete, methods=["DELETE"]),
             Route("/v2/events", events, methods=["GET"]),
             Route("/v2/trigger/{url:path}", trigger, methods=["POST"]),
-            *self.messages.routes(), *self.resources.routes(), *self.schedules.routes(),
+            *self.messages.routes(), *self.resources.routes(), *self.schedules.routes(), *self.workflows.routes(),
         ]
         limited = BurstLimit(json_app(routes), lambda: int(store.queue_account()["max_requests_per_second"]))
         return AuthGate(limited, bearer_check(store.queue_token, "queue token",
                                                        " (a rotated token stops working at once)"),
                         'Bearer realm="queue"')
+
+    def _from_dlq(self, start: Callable[..., list[Any]], dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
+        """Resume or restart (``start``: the runner's) the runs of these DLQ entries, in order: a served
+        run's by the local QStash (:meth:`ServedRuns.from_dlq`), the others by the runner."""
+        marks = ",".join("?" * len(dlq_ids))
+        served = {r["dlq_id"] for r in self.store.query(
+            f"SELECT d.dlq_id FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE r.kind = 'served' AND d.dlq_id IN ({marks})",
+            dlq_ids)}
+        others = iter(start([i for i in dict.fromkeys(dlq_ids) if i not in served], **overrides)
+                      if set(dlq_ids) - served else [])
+        keep = start == self.runner.resume_many
+        handles = []
+        for dlq_id in dict.fromkeys(dlq_ids):
+            if dlq_id not in served:
+                handles.append(next(others))
+                continue
+            with self.store.transaction() as db:
+                entry = db.execute("SELECT * FROM dlq WHERE dlq_id = ?", (dlq_id,)).fetchone()
+                if entry is None:
+                    raise NotFoundError(f"no DLQ entry {dlq_id!r}")
+                run_id, created = self.publisher.runs.from_dlq(db, entry, keep=keep, overrides=overrides, now=now_ms())
+            handles.append(RunHandle(run_id, created, 0))
+        return handles
 
     async def holds(self) -> str:
         [row] = self.store.query("SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(*) FROM dlq) AS dlq")

@@ -200,6 +200,7 @@ def _run_wire(run: Any, steps: Sequence[Any], callback: Any | None) -> dict[str,
         "steps": groups, "label": run["label"], "flowControlKey": run["flow_control_key"],
         "flowControlValue": run["flow_control_value"], "retries": run["retries"], "dlqId": run["dlq_id"],
         "failureFunction": None if callback is None else _failure_function_wire(run, callback),
+        "workflowRunResponse": run["response"] if run["state"] == RunState.RUN_SUCCESS.value else None,
     })
 
 
@@ -278,8 +279,10 @@ def _dlq_wire(row: Any) -> dict[str, Any]:
     a failure function)."""
     entry = {"dlqId": row["dlq_id"], "responseStatus": row["dlq_response_status"],
              "responseBody": row["dlq_response_body"]}
-    if row["message_seq"] is not None:
-        return {**message_wire(row), **_present(entry),
+    if row["message_seq"] is not None:  # a message's, or a served run's (:mod:`svckit.sandbox.workflow`)
+        workflow = {} if row["run_id"] is None else {
+            "workflowRunId": row["run_id"], "workflowUrl": row["run_url"], "workflowCreatedAt": row["run_created_at"]}
+        return {**message_wire(row), **_present(entry), **workflow,
                 "responseHeader": header_map(json.loads(row["response_headers"] or "[]"))}
     callback = None
     if row["callback_state"] is not None:

@@ -381,7 +381,8 @@ class WorkflowRunner(StepEngine, FailureCallbacks):
         now = now_ms()
         with self.store.transaction() as db:
             self._fail_interrupted_callbacks(db)
-            for run in db.execute("SELECT seq FROM runs WHERE state = ?", (RunState.RUN_STARTED.value,)).fetchall():
+            for run in db.execute("SELECT seq FROM runs WHERE state = ? AND kind IS NULL",
+                                  (RunState.RUN_STARTED.value,)).fetchall():
                 self._finish_steps(db, "run_seq = ? AND state = ?", (run["seq"], StepState.STEP_PROGRESS.value),
                                    StepState.STEP_FAILED, json.dumps({"error": INTERRUPTED}), now,
                                    error=INTERRUPTED)

@@ -2,7 +2,9 @@
 earlier svckit is brought up to them.
 
 - The account (C): ``queue_account``, ``search_indexes``, ``meta``.
-- Workflow runs (D): ``runs``, ``steps``, ``failure_callbacks``.
+- Workflow runs (D): ``runs``, ``steps``, ``failure_callbacks``; a run served by a ``serve()`` app
+  (:mod:`svckit.sandbox.workflow`) also has its ``history`` (the step messages its app published, in
+  order) and ``waiters`` (its ``waitForEvent`` steps); its messages are ``messages`` rows with its ``run_seq``.
 - Messages (D, the local QStash: :mod:`svckit.sandbox.delivery`): ``messages`` (every delivery the
   sandbox makes or will make, with its state), ``dedup`` (deduplication ids, ten minutes), ``queues``,
   ``topics`` and ``topic_endpoints`` (URL groups), ``schedules``, ``usage`` (messages accepted per UTC day).
@@ -30,6 +32,7 @@ TABLES: dict[str, str] = {
         label TEXT, body TEXT, retries INTEGER NOT NULL,
         flow_control_key TEXT, flow_control_value TEXT,
         resumed_from TEXT, dlq_id TEXT, caller_ip TEXT,
+        kind TEXT, config TEXT, initial BLOB, response TEXT,
         UNIQUE (run_id, created_at))""",
     "steps": """CREATE TABLE steps (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -54,7 +57,17 @@ TABLES: dict[str, str] = {
         not_before INTEGER NOT NULL, created_at INTEGER NOT NULL,
         caller_ip TEXT, label TEXT, flow_control_key TEXT, flow_control_value TEXT,
         state TEXT NOT NULL, due_at INTEGER,
-        response_status INTEGER, response_headers TEXT, response_body BLOB)""",
+        response_status INTEGER, response_headers TEXT, response_body BLOB,
+        run_seq INTEGER REFERENCES runs (seq), history_no INTEGER, call_type TEXT)""",
+    "history": """CREATE TABLE history (
+        run_seq INTEGER NOT NULL REFERENCES runs (seq), no INTEGER NOT NULL,
+        message_id TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run_seq, no))""",
+    "waiters": """CREATE TABLE waiters (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL, run_seq INTEGER NOT NULL REFERENCES runs (seq),
+        url TEXT NOT NULL, deadline INTEGER NOT NULL, timeout_url TEXT NOT NULL,
+        headers TEXT NOT NULL, timeout_headers TEXT NOT NULL, step TEXT NOT NULL,
+        timeout_seq INTEGER REFERENCES messages (seq), created_at INTEGER NOT NULL)""",
     "dedup": "CREATE TABLE dedup (key TEXT PRIMARY KEY, result TEXT NOT NULL, expires_at INTEGER NOT NULL)",
     "queues": """CREATE TABLE queues (
         name TEXT PRIMARY KEY, parallelism INTEGER NOT NULL, paused INTEGER NOT NULL,
@@ -90,10 +103,16 @@ INDEXES = (
     "CREATE INDEX IF NOT EXISTS dlq_of_message ON dlq (message_seq)",
     "CREATE INDEX IF NOT EXISTS events_newest ON events (time DESC, seq DESC)",
     "CREATE INDEX IF NOT EXISTS events_of_message ON events (message_seq)",
+    "CREATE INDEX IF NOT EXISTS messages_of_run ON messages (run_seq) WHERE run_seq IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS waiters_of_event ON waiters (event_id)",
 )
 
 #: columns added after a data directory may have been created: (table, column, declaration).
-ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER"))
+ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER"),
+                 *(("runs", c, d) for c, d in (("kind", "TEXT"), ("config", "TEXT"), ("initial", "BLOB"),
+                                               ("response", "TEXT"))),
+                 *(("messages", c, d) for c, d in (("run_seq", "INTEGER"), ("history_no", "INTEGER"),
+                                                   ("call_type", "TEXT"))))
 
 #: tables rebuilt when an earlier definition is found, each told by a column it lacks: events and dlq
 #: rows once all belonged to a run (run_seq NOT NULL); now a row belongs to a run or to a message.

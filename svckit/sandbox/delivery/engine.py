@@ -62,6 +62,10 @@ USER_AGENT = "Upstash-QStash"
 #: the most of a destination's response body kept (for the DLQ, the events and callbacks)
 RESPONSE_KEPT = 64 * 1024
 NON_RETRYABLE_STATUS = 489
+#: the headers every delivery sets itself: a forwarded copy of one (the Python workflow SDK forwards
+#: every header it got, the signature among them) is dropped, never sent beside it
+DELIVERY_HEADERS = frozenset({"user-agent", "upstash-message-id", "upstash-retried", "upstash-signature",
+                              "upstash-topic-name", "upstash-schedule-id", "upstash-caller-ip"})
 #: seconds before an attempt that failed inside the sandbox (not at the destination) is made again
 FAULT_RETRY = 1.0
 
@@ -121,6 +125,9 @@ class Deliveries:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
+        #: the served workflow runs (:class:`svckit.sandbox.workflow.runs.ServedRuns`): the body and
+        #: headers of a run's delivery, and what its outcome means for the run
+        self.runs: Any = None
 
     # -- lifecycle (on the event loop) ----------------------------------------------------------
     async def start(self) -> None:
@@ -319,18 +326,22 @@ class Deliveries:
             row = db.execute("SELECT * FROM messages WHERE seq = ?", (seq,)).fetchone()
             if row is None or row["state"] not in WAITING:
                 return None
+            job = dict(row)
+            job["options"] = json.loads(row["options"])
+            job["headers"] = json.loads(row["headers"])
+            if row["run_seq"] is not None and not self.runs.prepare(db, job):  # its run has ended
+                db.execute("UPDATE messages SET state = ?, due_at = NULL WHERE seq = ?", (EventState.CANCELED.value, seq))
+                add_event(db, seq, row["message_id"], EventState.CANCELED.value, now)
+                return None
             db.execute("UPDATE messages SET state = ? WHERE seq = ?", (EventState.ACTIVE.value, seq))
             add_event(db, seq, row["message_id"], EventState.ACTIVE.value, now)
-        job = dict(row)
-        job["options"] = json.loads(row["options"])
-        job["headers"] = json.loads(row["headers"])
         job["timeout"] = job["options"].get("timeout") or float(account["timeout"])
         job["key"] = self.signing_key()
         return job
 
     async def _send(self, job: dict[str, Any]) -> _Outcome:
         assert self._client is not None
-        headers = [(name, value) for name, value in job["headers"]]
+        headers = [(name, value) for name, value in job["headers"] if name.lower() not in DELIVERY_HEADERS]
         headers += [("User-Agent", USER_AGENT), ("Upstash-Message-Id", job["message_id"]),
                     ("Upstash-Retried", str(job["retried"])),
                     ("Upstash-Signature", signature(job["key"], job["url"], job["body"]))]
@@ -368,7 +379,9 @@ class Deliveries:
             if state != EventState.ACTIVE.value:
                 return None, []  # canceled while it was delivered
             response = (outcome.status, json.dumps(sorted(outcome.headers.items())), outcome.body)
+            dlq_id = None
             if outcome.ok:
+                state = EventState.DELIVERED.value
                 db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
                            "response_body = ? WHERE seq = ?", (EventState.DELIVERED.value, *response, seq))
                 add_event(db, seq, message_id, EventState.DELIVERED.value, now, status=outcome.status)
@@ -376,6 +389,7 @@ class Deliveries:
                 wait = asked_delay(outcome.headers)
                 wait = (retry_delay(job["options"].get("retry_delay"), retried) if wait is None else wait)
                 next_due = now + int(wait * self.backoff_scale * 1000)
+                state = EventState.RETRY.value
                 db.execute("UPDATE messages SET state = ?, retried = ?, due_at = ?, response_status = ?, "
                            "response_headers = ?, response_body = ? WHERE seq = ?",
                            (EventState.RETRY.value, retried + 1, next_due, *response, seq))
@@ -383,14 +397,17 @@ class Deliveries:
                           next_at=next_due)
                 add_event(db, seq, message_id, EventState.RETRY.value, now, next_at=next_due)
             else:
+                state = EventState.FAILED.value
                 db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
                            "response_body = ? WHERE seq = ?", (EventState.FAILED.value, *response, seq))
                 add_event(db, seq, message_id, EventState.FAILED.value, now, error=error, status=outcome.status)
                 dlq_id = self._to_dlq(db, job, outcome, error, now, int(account.get("max_dlq_size") or 0))
                 if job["options"].get("failure_callback", {}).get("url"):
-                    made.append(self._callback(job, outcome, "failure_callback", dlq_id=dlq_id))
+                    made.append(self._callback(db, job, outcome, "failure_callback", now, dlq_id=dlq_id))
             if job["options"].get("callback", {}).get("url"):
-                made.append(self._callback(job, outcome, "callback"))
+                made.append(self._callback(db, job, outcome, "callback", now))
+            if job["run_seq"] is not None:
+                self.runs.recorded(db, job, outcome.status, outcome.headers, outcome.body, error, state, dlq_id, now)
             kept = [insert_message(db, message, now) for message in made]
         return next_due, kept
 
@@ -406,8 +423,8 @@ class Deliveries:
                        "dlq_id DESC LIMIT -1 OFFSET ?)", (limit,))
         return dlq_id
 
-    @staticmethod
-    def _callback(job: dict[str, Any], outcome: _Outcome, kind: str, *, dlq_id: str | None = None) -> NewMessage:
+    def _callback(self, db: Any, job: dict[str, Any], outcome: _Outcome, kind: str, now: int, *,
+                  dlq_id: str | None = None) -> NewMessage:
         """The message a callback (``kind`` callback or failure_callback) of this attempt is delivered as."""
         settings = job["options"][kind]
         report: dict[str, Any] = {
@@ -422,11 +439,14 @@ class Deliveries:
             report["dlqId"] = dlq_id
         if outcome.error is not None:
             report["error"] = outcome.error
-        return NewMessage(
+        message = NewMessage(
             url=settings["url"], body=json.dumps({k: v for k, v in report.items() if v is not None}).encode(),
             method=settings.get("method", "POST"),
             headers=[("content-type", "application/json"), *map(tuple, settings.get("headers", []))],
             options={"retry_delay": settings.get("retry_delay"), "timeout": settings.get("timeout")},
             max_retries=3 if settings.get("retries") is None else settings["retries"],
-            not_before=now_ms() + int(1000 * (settings.get("delay") or 0)), kind=kind, source_seq=job["seq"],
+            not_before=now + int(1000 * (settings.get("delay") or 0)), kind=kind, source_seq=job["seq"],
             caller_ip=job["caller_ip"])
+        if job["run_seq"] is not None:
+            self.runs.callback(db, job, message, report, now)
+        return message

@@ -26,6 +26,8 @@ from svckit.sandbox.delivery.quota import check_message, check_room, retries_of,
 from svckit.sandbox.delivery.records import NewMessage, Waiting, insert_message
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
+from svckit.sandbox.workflow.runs import ServedRuns
+from svckit.sandbox.workflow.wire import WorkflowMessage
 
 DEDUP_WINDOW_MS = 10 * 60 * 1000
 
@@ -45,6 +47,8 @@ class Publish:
     body: bytes
     queue: str | None = None
     schedule_id: str | None = None
+    #: the workflow run it belongs to (:mod:`svckit.sandbox.workflow`), if any
+    workflow: WorkflowMessage | None = None
 
 
 class Publisher:
@@ -52,6 +56,8 @@ class Publisher:
 
     def __init__(self, store: Store, engine: Deliveries, allowed: Collection[str] = ()) -> None:
         self.store, self.engine, self.allowed = store, engine, frozenset(allowed)
+        self.runs = ServedRuns(engine.forget, engine.submit)
+        engine.runs = self.runs
 
     def check_url(self, url: str, what: str) -> str:
         try:
@@ -92,6 +98,9 @@ class Publisher:
                     new_queues.append(item.queue)
                 results = []
                 for message, result in self._messages(db, item, account, caller_ip, now):
+                    if item.workflow is not None and not self.runs.admit(db, item.workflow, message, item.options, now):
+                        results.append({**result, "deduplicated": True})  # an Init of a run in progress
+                        continue
                     waiting.append(insert_message(db, message, now))
                     results.append(result)
                 answers.append(results if item.destination.group is not None else results[0])

@@ -63,6 +63,11 @@ class NewMessage:
     flow_control_key: str | None = None
     flow_control_value: str | None = None
     message_id: str = field(default_factory=new_message_id)
+    #: a message of a served workflow run (:mod:`svckit.sandbox.workflow`): its run, the place of its
+    #: step in the run's history (None: not in it), and its call type (step, toCallback, fromCallback, failureCall)
+    run_seq: int | None = None
+    history_no: int | None = None
+    call_type: str | None = None
 
 
 #: what the delivery engine takes of a kept message: seq, due (Unix ms), queue, flow control key and value

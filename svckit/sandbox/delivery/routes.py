@@ -30,11 +30,12 @@ from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
 from svckit.sandbox.delivery.records import WAITING, cancel_waiting, message_wire
 from svckit.sandbox.http import ApiError, json_body, lower_headers, path_tail
 from svckit.sandbox.store import Store, now_ms
+from svckit.sandbox.workflow.wire import workflow_of
 
 
 def publish_of(tail: str, query: str, headers: Mapping[str, str], body: bytes, queue: str | None = None) -> Publish:
     try:
-        return Publish(from_path(tail, query), read_options(headers), body, queue)
+        return Publish(from_path(tail, query), read_options(headers), body, queue, workflow=workflow_of(headers))
     except (OptionError, DestinationError) as exc:
         raise ApiError(400, str(exc)) from None
 
