@@ -33,10 +33,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, ParamSpec, TypeVar
+from urllib.parse import urlsplit
 
 import pandas as pd
 from pydantic import BaseModel
@@ -474,20 +477,78 @@ def fusion_stats_frame(explanation: Any) -> pd.DataFrame:
 
 
 # -- queue -----------------------------------------------------------------------------------------
+#: how many trailing characters of a run id name it among the runs on screen (``…51Ts9a``)
+SHORT_ID = 6
+
+
 def run_key(run: WorkflowRun) -> str:
     """A run's identity: several runs may share a workflowRunId (a resumed run keeps it), so the key
     is ``<workflowRunId>@<workflowRunCreatedAt ms>``."""
     return f"{run.workflow_run_id}@{run.workflow_run_created_at}"
 
 
+def workflow_name(url: str | None) -> str:
+    """The workflow a URL serves, as people call it: the last segment of its path
+    (``https://shop.example.com/api/workflows/order`` is ``order``); the host when there is no path."""
+    if not url:
+        return "?"
+    parts = urlsplit(url)
+    return parts.path.rstrip("/").rsplit("/", 1)[-1] or parts.netloc or url
+
+
+def short_id(run_id: str | None) -> str:
+    """The last :data:`SHORT_ID` characters of a run id: the random part, where ids differ."""
+    return (run_id or "?")[-SHORT_ID:]
+
+
+def _resumes(runs: Sequence[WorkflowRun]) -> list[int]:
+    """Each run's place among the runs given that share its workflowRunId, by creation time: 0 is
+    the original, 1 the first run resumed from it (through the DLQ), 2 the next, and so on."""
+    times: dict[str, list[int]] = {}
+    for r in runs:
+        times.setdefault(r.workflow_run_id, []).append(r.workflow_run_created_at)
+    for created in times.values():
+        created.sort()
+    return [bisect_left(times[r.workflow_run_id], r.workflow_run_created_at) for r in runs]
+
+
+def _run_names(runs: Sequence[WorkflowRun], resumes: Sequence[int]) -> list[str]:
+    """What a person calls each run: ``order · checkout · 51Ts9a``, and ``· resumed`` (``resumed 2``,
+    ...) after a run resumed under the same id. Unique among ``runs`` whatever their order: names
+    that would be equal show the whole id, and, failing that, the creation time in ms."""
+
+    def name(r: WorkflowRun, k: int, rid: str, at: bool) -> str:
+        parts = [workflow_name(r.workflow_url), *([r.label] if r.label else []), rid]
+        parts += ["resumed" if k == 1 else f"resumed {k}"] if k else []
+        return " · ".join(parts) + (f" @{r.workflow_run_created_at}" if at else "")
+
+    names = [name(r, k, short_id(r.workflow_run_id), False) for r, k in zip(runs, resumes)]
+    for at in (False, True):
+        twice = {n for n, c in Counter(names).items() if c > 1}
+        names = [name(r, k, r.workflow_run_id, at) if n in twice else n
+                 for n, r, k in zip(names, runs, resumes)]
+    return names
+
+
+def _failed_step(run: WorkflowRun) -> str | None:
+    return next((s.step_name for s in reversed(run.all_steps) if _plain(s.state) == "STEP_FAILED"), None)
+
+
 @_readable
 def runs_frame(runs: Any, *, newest_first: bool = False) -> pd.DataFrame:
     """Workflow runs, one row per run: ``key, workflow_run_id, workflow_url, state, created_at,
-    completed_at, duration, groups, steps, failed_steps, last_step, label``.
+    completed_at, duration, groups, steps, failed_steps, last_step, label, workflow, short_id,
+    resumed, run_name, failed_step``.
 
     ``runs`` is a list of ``WorkflowRun`` (or wire dicts), a ``LogsPage``, or any iterable such as
     ``q.iter_runs()``. ``key`` is :func:`run_key` (the workflowRunId is shared by a resumed run).
     ``newest_first`` orders the rows by creation, newest first (the timeline's Gantt rows).
+
+    How a person tells the runs apart: ``workflow`` is :func:`workflow_name` of the URL, ``short_id``
+    :func:`short_id`; ``resumed`` is true for a run created after another of the given runs with the
+    same workflowRunId (the earliest is the original, the later ones were resumed from the DLQ);
+    ``run_name`` puts them together, unique among the rows (``invoice-export · finance · 0KaY1z ·
+    resumed``). ``failed_step`` is the name of the run's last STEP_FAILED step, if any.
     """
     runs = _models(runs, WorkflowRun, "runs")
     if newest_first:
@@ -495,6 +556,7 @@ def runs_frame(runs: Any, *, newest_first: bool = False) -> pd.DataFrame:
     steps = [r.all_steps for r in runs]
     created = _utc([r.workflow_run_created_at for r in runs], "ms")
     completed = _utc([r.workflow_run_completed_at for r in runs], "ms")
+    resumes = _resumes(runs)
     return pd.DataFrame({
         "key": pd.array([run_key(r) for r in runs], dtype="string"),
         "workflow_run_id": pd.array([r.workflow_run_id for r in runs], dtype="string"),
@@ -509,31 +571,48 @@ def runs_frame(runs: Any, *, newest_first: bool = False) -> pd.DataFrame:
                                  dtype="Int64"),
         "last_step": pd.array([s[-1].step_name if s else None for s in steps], dtype="string"),
         "label": pd.array([r.label for r in runs], dtype="string"),
+        "workflow": pd.array([workflow_name(r.workflow_url) for r in runs], dtype="string"),
+        "short_id": pd.array([short_id(r.workflow_run_id) for r in runs], dtype="string"),
+        "resumed": pd.array([k > 0 for k in resumes], dtype="bool"),
+        "run_name": pd.array(_run_names(runs, resumes), dtype="string"),
+        "failed_step": pd.array([_failed_step(r) for r in runs], dtype="string"),
     })
 
 
 def _step_rows(run: WorkflowRun, now: pd.Timestamp) -> list[dict[str, Any]]:
-    """The rows of one run's steps, with the time to the next event and the timeline's bar."""
+    """The rows of one run's steps, with the time to the next event and the timeline's bar.
+
+    A step created before the run was kept from the earlier run it was resumed from (not run again):
+    its bar is the instant the run started, and the groups' starts, which end the bars before them,
+    count only the steps this run ran. A run none of whose steps is as late as its creation ran none
+    of them itself and kept none (clocks apart, not a resume): its steps are drawn as they are."""
     completed = run.workflow_run_completed_at
+    began = run.workflow_run_created_at
+    if not any(s.created_at >= began for s in run.all_steps):
+        began = min((s.created_at for s in run.all_steps), default=began)
+    run_start = pd.Timestamp(began, unit="ms", tz="UTC")
     in_progress = _plain(run.workflow_state) == RunState.RUN_STARTED.value
-    starts = [min((s.created_at for s in g.steps), default=None) for g in run.steps]
+    starts = [min((s.created_at for s in g.steps if s.created_at >= began), default=None) for g in run.steps]
     attempts: dict[str, int] = {}
     rows: list[dict[str, Any]] = []
     for gi, g in enumerate(run.steps):
-        # the next event after this group: in a resumed run the kept steps keep their older
-        # times, so a later group can have started before this one (no negative durations)
+        # the next event after this group: the next group this run started later (the kept steps
+        # of a resumed run keep their older times, so no negative durations)
         own = starts[gi]
         nxt = next((t for t in starts[gi + 1:] if t is not None and (own is None or t >= own)), completed)
         gtype = _plain(g.type)
         for position, s in enumerate(g.steps):
+            kept = s.created_at < began
             # the bar ends at the next event; inside a sequential group, at the following step
             end = g.steps[position + 1].created_at if gtype != "parallel" and position + 1 < len(g.steps) else nxt
-            start = pd.Timestamp(s.created_at, unit="ms", tz="UTC")
-            running = end is None and in_progress
+            start = run_start if kept else pd.Timestamp(s.created_at, unit="ms", tz="UTC")
+            running = end is None and in_progress and not kept
             if running:
                 bar_end = max(now, start)
+            elif kept or end is None:
+                bar_end = start
             else:
-                bar_end = start if end is None else pd.Timestamp(end, unit="ms", tz="UTC")
+                bar_end = max(start, pd.Timestamp(end, unit="ms", tz="UTC"))
             retries = attempts.get(s.step_name, 0)
             attempts[s.step_name] = retries + 1
             rows.append({
@@ -541,8 +620,8 @@ def _step_rows(run: WorkflowRun, now: pd.Timestamp) -> list[dict[str, Any]]:
                 "lane": position if gtype == "parallel" else 0, "step_id": s.step_id,
                 "step_name": s.step_name, "step_type": s.step_type, "call_type": s.call_type,
                 "state": s.state, "message_id": s.message_id, "concurrent": s.concurrent, "out": s.out,
-                "created": s.created_at, "next": nxt, "end": bar_end, "running": running,
-                "position": position, "retries": retries,
+                "created": s.created_at, "next": nxt, "start": start, "end": bar_end, "running": running,
+                "position": position, "retries": retries, "kept": kept,
             })
     return rows
 
@@ -568,6 +647,11 @@ def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
     current time). A failed or canceled run without a completion time ends its last steps where they
     started. ``retries`` counts the earlier attempts of the same step name in the run (the service
     records each failed attempt as its own STEP_RETRY entry before the next try).
+
+    ``kept``: the step was kept from the earlier run this one was resumed from (its createdAt is before
+    the run's workflowRunCreatedAt): it did not run again. Its ``created_at`` is when it ran in that
+    run; its bar is the instant this run started (``start`` = ``end`` = the run's creation), not the
+    time between the two runs. (A run with no step as late as its own creation kept none: clocks.)
     """
     now_ts = pd.Timestamp(now or datetime.now(UTC))
     rows = [row for r in _models(run, WorkflowRun, "runs") for row in _step_rows(r, now_ts)]
@@ -589,16 +673,17 @@ def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
         "created_at": created,
         "next_event_at": nxt,
         "duration": nxt - created,
-        "start": created,
+        "start": pd.to_datetime(pd.Series([r["start"] for r in rows], dtype="object"), utc=True),
         "end": pd.to_datetime(pd.Series([r["end"] for r in rows], dtype="object"), utc=True),
         "running": pd.array([r["running"] for r in rows], dtype="bool"),
         "position": pd.array([r["position"] for r in rows], dtype="int64"),
         "retries": pd.array([r["retries"] for r in rows], dtype="int64"),
+        "kept": pd.array([r["kept"] for r in rows], dtype="bool"),
     })
 
 
 # -- queue: DLQ entries and the events log ---------------------------------------------------------
-__all__ += ["dlq_frame", "events_frame", "run_key"]
+__all__ += ["dlq_frame", "events_frame", "run_key", "short_id", "workflow_name"]
 
 
 @_readable
