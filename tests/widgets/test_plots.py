@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,9 @@ def _runs(n: int, states=("RUN_SUCCESS", "RUN_FAILED", "RUN_STARTED")) -> pd.Dat
 
 
 def test_gantt_small_uses_one_bar_per_run_coloured_by_state():
-    fig = _plots.runs_gantt_figure(_runs(6))
-    assert {type(t) for t in fig.data} == {go.Bar, go.Scatter}  # bars + a clickable start marker each
+    runs = _runs(6)
+    fig = _plots.runs_gantt_figure(runs, now=runs["created_at"].max() + pd.Timedelta(seconds=5))
+    assert {type(t) for t in fig.data} == {go.Bar}  # bars only: a short run is a thin bar, not a marker
     by_state = {t.name: t for t in fig.data if isinstance(t, go.Bar)}
     assert set(by_state) == {"RUN_SUCCESS", "RUN_FAILED", "RUN_STARTED"}
     assert by_state["RUN_FAILED"].marker.color == _plots.STATE_COLORS["RUN_FAILED"]
@@ -31,7 +32,7 @@ def test_gantt_small_uses_one_bar_per_run_coloured_by_state():
 
 
 def test_gantt_running_run_extends_to_now():
-    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
     fig = _plots.runs_gantt_figure(_runs(3), now=now)
     running = next(t for t in fig.data if t.name == "RUN_STARTED" and isinstance(t, go.Bar))
     assert running.base[0] + running.x[0] == now.timestamp() * 1000
@@ -46,6 +47,22 @@ def test_gantt_many_runs_switches_to_webgl_segments_separated_by_gaps():
     xs = np.asarray(t.x, dtype=float)
     assert np.isnan(xs[2::3]).all() and not np.isnan(xs[0::3]).any()
     assert sum(len(t.x) // 3 for t in fig.data) == n
+
+
+def test_gantt_bars_are_never_thinner_than_a_share_of_the_axis():
+    # a run of 48 ms beside a run of half an hour: a bar a person sees, its real duration written
+    runs = _runs(2, states=("RUN_SUCCESS",))
+    runs.loc[0, "completed_at"] = runs.loc[0, "created_at"] + pd.Timedelta(milliseconds=48)
+    runs.loc[1, "completed_at"] = runs.loc[1, "created_at"] + pd.Timedelta(minutes=30)
+    fig_bars = [t for t in _plots.runs_gantt_figure(runs).data if isinstance(t, go.Bar)]
+    (bars,) = fig_bars
+    span = max(np.asarray(bars.base) + np.asarray(bars.x)) - min(bars.base)
+    assert bars.x[0] >= _plots.runs.MIN_BAR * span > 48 and bars.x[1] == 30 * 60_000.0
+    assert list(bars.text) == ["48 ms", "30 min"] and "48 ms" in bars.hovertext[0]
+    # the same with many runs, drawn as WebGL segments
+    many = pd.concat([runs] * (_plots.WEBGL_THRESHOLD // 2 + 1), ignore_index=True)
+    (lines,) = _plots.runs_gantt_figure(many).data
+    assert lines.x[1] - lines.x[0] >= _plots.runs.MIN_BAR * span
 
 
 def test_gantt_empty_says_so():
