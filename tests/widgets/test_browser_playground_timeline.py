@@ -82,12 +82,39 @@ def _run_count(page) -> int:
     return int(match.group(1)) if match else -1
 
 
+def _texts(page, selector: str) -> list[str]:
+    return page.evaluate(f"() => [...document.querySelectorAll({selector!r})].map(e => e.textContent)")
+
+
+def _delete_button(page) -> dict:
+    """The DLQ panel's delete button as drawn: whether it is disabled, and whether it is red."""
+    return page.evaluate("() => { const b = [...document.querySelectorAll('.svckit-workflow-timeline button')]"
+                         ".find(b => b.textContent.includes('Delete selected'));"
+                         " return {disabled: b.disabled, red: b.classList.contains('mod-danger')}; }")
+
+
 def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
     page = run_notebook(browser, lab, "workflow_timeline.ipynb", height=1900, ui=ui)  # the whole widget in view
     tl = page.locator(".svckit-workflow-timeline").first
     tl.wait_for(state="visible", timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"
                            " .barlayer .point').length >= 8", timeout=60_000)
+    # the rows say which workflow ran, with its label and a short id; every run of milliseconds is a bar
+    rows = _texts(page, ".svckit-workflow-timeline .svckit-gantt .ytick text")
+    assert any(r.startswith("order · checkout · ") for r in rows) and len(set(rows)) == len(rows), rows
+    widths = page.evaluate("() => [...document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"
+                           " .barlayer .point path')].map(p => p.getBBox().width)")
+    assert widths and min(widths) >= 3, widths
+    # the DLQ is a table of failures, there without a click, as wide as the widget at most
+    dlq = tl.locator(".svckit-dlq-table table")
+    dlq.wait_for(state="visible", timeout=30_000)
+    assert _texts(page, ".svckit-workflow-timeline .svckit-dlq-table th") == [
+        "run", "failed step", "status", "response", "attempts", "entered (UTC)"]
+    assert "upload-to-ledger" in dlq.inner_text() and "403 invalid API key" in dlq.inner_text()
+    assert page.evaluate("() => { const t = document.querySelector('.svckit-workflow-timeline .svckit-dlq-table"
+                         " table'); const w = document.querySelector('.svckit-workflow-timeline');"
+                         " return t.getBoundingClientRect().right <= w.getBoundingClientRect().right + 1; }")
+    assert _delete_button(page) == {"disabled": True, "red": False}  # nothing ticked: not drawn red
     # click a run's bar in the Gantt: its steps are drawn and listed
     bar = tl.locator(".svckit-gantt .barlayer .point path").first
     bar.scroll_into_view_if_needed()
@@ -118,6 +145,10 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
             continue
     else:
         raise AssertionError("no failed run could be resumed")
+    # the DLQ follows the selected run: its entry is ticked and highlighted, and can be deleted
+    page.wait_for_function("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-dlq-table"
+                           " tr.svckit-dlq-ticked.svckit-dlq-current').length === 1", timeout=20_000)
+    assert _delete_button(page) == {"disabled": False, "red": True}
     resume.click()
     confirm = tl.locator(".svckit-resume-confirm")
     confirm.wait_for(state="visible", timeout=20_000)
@@ -133,6 +164,14 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
                            timeout=30_000)
     new_run = tl.locator(".svckit-resume-msg b").inner_text()
     assert new_run in tl.locator(".svckit-run-detail").inner_text()
+    # the resumed run is named so, and the step it kept is marked kept, in the legend of the step colours
+    page.wait_for_function("() => [...document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"
+                           " .ytick text')].some(t => t.textContent.endsWith(' · resumed'))", timeout=20_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.svckit-workflow-timeline .svckit-steps-chart"
+                           " .legendtext')].some(t => t.textContent === 'kept from the earlier run')", timeout=20_000)
+    assert {"success", "kept from the earlier run"} <= set(
+        _texts(page, ".svckit-workflow-timeline .svckit-steps-chart .legendtext"))
+    assert ">kept<" in tl.locator(".svckit-run-detail").inner_html()
     painted(page, ".svckit-workflow-timeline")
     tl.screenshot(path=shot(screenshots, "workflow_timeline", ui))
     # while the live widget is drawn, its static view is hidden; the static view follows the widget, so

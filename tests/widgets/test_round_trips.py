@@ -1,7 +1,7 @@
 """Far from the service, the widgets' first screens over real HTTP against the sandbox, counted in
 requests and in round trips one after another: the Browse tab describes the index, reads its first
 page and lists the ids its map samples side by side, then fetches the sample (two round trips); the
-timeline loads runs a page of 10 a request and nothing else; the DLQ is read 100 entries a request;
+timeline loads runs a page of 10 a request, and the DLQ beside them (100 entries a request);
 the account dashboard is one request."""
 
 from __future__ import annotations
@@ -70,15 +70,20 @@ def runner(queue_sandbox: Sandbox) -> Any:
 
 
 
-def test_the_timeline_loads_runs_ten_a_request_and_nothing_else(queue_sandbox: Sandbox, runner) -> None:
+def test_the_timeline_loads_runs_ten_a_request_and_the_dlq_beside_them(queue_sandbox: Sandbox, runner) -> None:
     finish_runs(runner, "https://example.test/ok", 95, lambda context: context.run("step", lambda: 1))
-    transport = CountingTransport()
+    finish_runs(runner, "https://example.test/fails", 5, lambda context: context.run("step", boom), retries=0)
+    transport = CountingTransport(hold=2)  # the first two requests wait for each other: side by side
     with Queue.from_settings(queue_sandbox.settings, transport=transport) as queue:
         w = WorkflowTimeline(queue)
-    assert w.run_count == 95 and w.pages_loaded == 10
-    assert transport.paths() == ["/queue/v2/workflows/logs"] * 10 and transport.round_trips == 10
-    assert {r.url.params["count"] for r in transport.requests} == {"10"}
-    assert w.w_progress_label.value == "95 runs · 10 round trips"
+    assert w.run_count == 100 and w.pages_loaded == 10 and w.dlq_count == 5
+    logs = [r for r in transport.requests if r.url.path == "/queue/v2/workflows/logs"]
+    dlq = [r for r in transport.requests if r.url.path == "/queue/v2/dlq"]
+    assert len(logs) == 10 and len(dlq) == 1 and len(transport.requests) == 11
+    assert {r.url.params["count"] for r in logs} == {"10"} and dlq[0].url.params["count"] == "100"
+    # the DLQ's request went beside the first page of runs: no round trip of its own
+    assert transport.peak == 2 and transport.round_trips == 10
+    assert w.w_progress_label.value == "100 runs · 10 round trips"
 
 
 def test_the_dlq_panel_reads_a_hundred_entries_a_request(queue_sandbox: Sandbox, runner) -> None:

@@ -8,6 +8,7 @@ deletes or cancels makes runs of its own (a token in their id) and looks only at
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -156,7 +157,7 @@ def test_clicking_a_run_shows_its_steps_lanes_retries_and_outputs(queue, grid):
     par = steps[steps["group_type"] == "parallel"]
     assert list(par["lane"]) == [0, 1, 2]
     # parallel lanes are adjacent rows of the steps chart, and end at the next group's start
-    labels = list(w.steps_fig.data[0].y)
+    labels = list(w.steps_fig.layout.yaxis.categoryarray)
     rows = [labels.index(lbl) for lbl in labels if "=" in lbl]
     assert rows == list(range(rows[0], rows[0] + 3))
     assert w.detail.value.count(" parallel</td>") == 3  # the group column names a parallel group
@@ -164,7 +165,7 @@ def test_clicking_a_run_shows_its_steps_lanes_retries_and_outputs(queue, grid):
     # the retried fetch: the second attempt has retries=1, and it shows in hover and detail panel
     fetch = steps[steps["step_name"] == "fetch"]
     assert list(fetch["retries"]) == [0, 1] and list(fetch["state"]) == ["STEP_RETRY", "STEP_SUCCESS"]
-    hover = " ".join(w.steps_fig.data[0].hovertext)
+    hover = " ".join(h for t in w.steps_fig.data for h in t.hovertext)
     assert "retries: 1" in hover and 'out: {"rows": 42}' in hover
     assert "STEP_RETRY" in w.detail.value and "{&quot;rows&quot;: 42}" in w.detail.value
     # the selected row is highlighted in the Gantt
@@ -289,17 +290,24 @@ def test_the_dlq_id_on_the_run_is_used_without_listing_the_dlq(timeline_sandbox,
     transport = CountingTransport()
     with Queue.from_settings(timeline_sandbox.settings, transport=transport) as counted:
         w = timeline(counted, run_id=failed.workflow_run_id)
+        transport.clear()  # (the DLQ was read once, beside the runs)
         w.select_run(key(failed))
+        w.w_resume.click()
+        assert w.selected.dlq_id in w.w_confirm_text.value and transport.requests == []  # nothing asked
+        w.w_cancel.click()
         new_id = f"{failed.workflow_run_id}_again"
         result = w.resume_selected(run_id=new_id, retries=3)
-    assert not [r for r in transport.requests if r.method == "GET" and r.url.path.endswith("/v2/dlq")]
+    # the DLQ was read only beside each refresh's page of runs, never to find the entry
+    logs = [r for r in transport.requests if r.url.path.endswith("/v2/workflows/logs")]
+    dlq = [r for r in transport.requests if r.method == "GET" and r.url.path.endswith("/v2/dlq")]
+    assert len(dlq) == len(logs) >= 1
     assert w.selected.workflow_run_id == new_id == result.workflow_run_id
     assert flows.finish_result(result) == "RUN_SUCCESS"
 
 
 class WithoutDlqIds:
     """The real client, with the runs listed as the spec's D2 has them: no ``dlqId`` on a run (the
-    timeline then finds the entry by paging through the DLQ)."""
+    timeline then finds the entry among the DLQ entries it read beside the runs)."""
 
     def __init__(self, queue: Queue) -> None:
         self.queue = queue
@@ -321,7 +329,7 @@ def test_a_run_listed_without_its_dlq_id_is_resumed_from_the_entry_found_in_the_
         w.select_run(key(failed))
         assert not w.w_resume.disabled and w.selected.dlq_id is None
         w.w_resume.click()
-        assert dlq_id in w.w_confirm_text.value  # found by listing the DLQ
+        assert dlq_id in w.w_confirm_text.value  # found in the DLQ, as listed beside the runs
         w.w_retries.value = "3"
         w.w_confirm.click()
     assert [r for r in transport.requests if r.method == "GET" and r.url.path.endswith("/v2/dlq")]
@@ -346,13 +354,15 @@ def test_resume_made_invisible_by_the_filter_still_shows_the_new_run(queue, flow
 # -- the DLQ panel and cancel -------------------------------------------------------------------------
 @pytest.mark.parametrize("action", ["delete", "resume", "restart"])
 def test_dlq_actions_on_several_entries_need_a_confirmation(queue, flows, action):
-    made = [flows.failed_run() for _ in range(3)]
+    label = f"several-{uuid.uuid4().hex[:8]}"
+    made = [flows.failed_run(label=label) for _ in range(3)]
     mine = [run_of(queue, h).dlq_id for _, h in made]
-    w = timeline(queue, run_id=made[0][1].workflow_run_id)
-    assert w.dlq_count == 0 and all(b.disabled for b in w.w_dlq_buttons.values())
-    w.w_dlq_load.click()
+    w = WorkflowTimeline(queue, autoload=False)
+    w.w_label.value = label
+    w.w_load.click()  # the runs of the label, and their DLQ entries beside them
+    assert all(b.disabled for b in w.w_dlq_buttons.values())
     listed = [v for _, v in w.w_dlq.options]
-    assert set(mine) <= set(listed) and w.dlq_count == len(listed)
+    assert sorted(mine) == sorted(listed) and w.dlq_count == 3
     w.w_dlq.value = tuple(mine[:2])
     assert w.dlq_selected == tuple(mine[:2]) and not w.w_dlq_buttons[action].disabled
     w.w_dlq_buttons[action].click()

@@ -111,11 +111,12 @@ class Workflows:
         return self.runner.trigger(url, {"token": token, "fail": fail}, retries=1, **options)
 
     @contextmanager
-    def blocked_run(self) -> Iterator[RunHandle]:
-        """A ``block`` run whose step is in progress, released (and ended) when the block exits."""
+    def blocked_run(self, **options: Any) -> Iterator[RunHandle]:
+        """A ``block`` run whose step is in progress, released (and ended) when the block exits;
+        ``options`` as the runner's trigger takes them (a label)."""
         token = uuid.uuid4().hex[:10]
         self.releases[token] = threading.Event()
-        handle = self.runner.trigger(BLOCK_URL, {"token": token}, run_id=f"wfr_block_{token}")
+        handle = self.runner.trigger(BLOCK_URL, {"token": token}, run_id=f"wfr_block_{token}", **options)
         try:
             assert self.runner.wait_for_step(handle, "wait", timeout=DEADLINE)
             yield handle

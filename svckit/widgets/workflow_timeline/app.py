@@ -1,16 +1,17 @@
 """The workflow-run timeline: filter the workflow logs, see the runs as a Gantt, drill into a run's
 steps, resume a failed run from its DLQ entry, cancel a running one (each behind a confirmation), and
-act on several DLQ entries at once (:mod:`.dlq_panel`).
+see the failures of the runs shown in the DLQ panel (:mod:`.dlq_panel`), loaded beside the runs and
+following the selected run, acting on several entries at once.
 
 Drawing frames: the widget draws what :func:`svckit.frames.runs_frame` (newest first) and
 :func:`svckit.frames.steps_frame` return; the run and step bar rules ("from createdAt to the next
-event") live there, not in the widget or the plot."""
+event", a resumed run's kept steps) and the runs' names live there, not in the widget or the plot."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import ipywidgets as W
@@ -19,12 +20,13 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
+from svckit._inflight import InFlight
 from svckit._progress import Progress, Reporter
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
 from svckit.queue.models import RunState
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import Composed, ConfirmBar, Quiet, message_html
+from svckit.widgets._common import Composed, ConfirmBar, Quiet, message_html, style_widget
 from svckit.widgets._plots import runs_gantt_figure, steps_figure
 from svckit.widgets._static import StaticView
 from svckit.widgets.workflow_timeline.dlq_panel import DlqPanel
@@ -39,13 +41,14 @@ def _day_ms(d: date | None, *, end_of_day: bool) -> int | None:
     if d is None:
         return None
     t = time(23, 59, 59, 999000) if end_of_day else time(0)
-    return int(datetime.combine(d, t, tzinfo=timezone.utc).timestamp() * 1000)
+    return int(datetime.combine(d, t, tzinfo=UTC).timestamp() * 1000)
 
 
 class WorkflowTimeline(StaticView, Composed, W.VBox):
     """Filters, a Gantt of runs, the selected run's steps with a detail panel, Resume and Cancel, and the
     DLQ panel. Public methods (``refresh()``, ``select_run()``, ``resume_selected()``, ``load_dlq()``,
-    ``dlq_action()``, ``cancel_selected()``) do the work; what is shown is mirrored in traits."""
+    ``dlq_action()``, ``dlq_id_of()``, ``cancel_selected()``) do the work; what is shown is mirrored in
+    traits."""
 
     # filters (every filter of the logs operation)
     state = T.Unicode("")
@@ -69,7 +72,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
     def __init__(self, queue: WorkflowRuns, *, max_runs: int = 1000, now: Callable[[], datetime] | None = None,
                  autoload: bool = True, **kwargs: Any) -> None:
         self.queue = queue
-        self._now = now or (lambda: datetime.now(timezone.utc))
+        self._now = now or (lambda: datetime.now(UTC))
         self._quiet = Quiet()
         self.runs: list[Any] = []
         self.frame = frames.runs_frame([])
@@ -85,7 +88,8 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         self.w_to = W.DatePicker(description="to", layout=lay(width="210px"))
         self.w_max = W.BoundedIntText(value=max_runs, min=PAGE_SIZE, max=100_000, step=100, description="max runs",
                                       layout=lay(width="180px"))
-        self.w_load = W.Button(description="Load runs", icon="refresh", button_style="primary")
+        self.w_load = W.Button(description="Load runs", icon="refresh", button_style="primary",
+                               tooltip="Load the runs that match the filters, and their DLQ entries")
         self.w_progress = W.IntProgress(value=0, min=0, max=max_runs, layout=lay(width="220px"))
         self.w_progress_label = W.Label("")
         self.w_status = W.HTML("")
@@ -123,8 +127,9 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
                           W.HBox([self.w_load, self.w_progress, self.w_progress_label])])
         actions = W.VBox([W.HBox([self.w_resume, self.w_cancel_run, self.w_resume_msg]), self.confirm_box,
                           self.cancel_run_box])
-        super().__init__([W.HTML("<h3 style='margin:4px 0'>Workflow runs</h3>"), filters, self.w_status, self.gantt,
-                          self.w_pick, actions, self.steps_fig, self.detail, self.dlq_panel], **kwargs)
+        super().__init__([style_widget(), W.HTML("<h3 style='margin:4px 0'>Workflow runs</h3>"), filters,
+                          self.w_status, self.gantt, self.w_pick, actions, self.steps_fig, self.detail, self.dlq_panel],
+                         **kwargs)
         self.add_class("svckit-workflow-timeline")
         for w, name in ((self.w_state, "state"), (self.w_url, "workflow_url"), (self.w_run_id, "workflow_run_id"),
                         (self.w_label, "label"), (self.w_from, "from_date"), (self.w_to, "to_date"),
@@ -152,30 +157,40 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
             "to_date": _day_ms(self.to_date, end_of_day=True),
         }
 
+    def dlq_filters(self) -> dict[str, Any]:
+        """The filters of the runs that the DLQ takes too (URL, run id, label): its entries of the runs
+        shown."""
+        f = self.filters()
+        return {k: f[k] for k in ("workflow_url", "workflow_run_id", "label") if f[k] is not None}
+
     def refresh(self) -> pd.DataFrame:
         """Fetch the runs that match the filters, page by page by cursor (up to ``max_runs``), and
-        redraw. Returns the runs frame. Errors are shown in the widget, not raised.
+        their DLQ entries, and redraw. Returns the runs frame. Errors are shown in the widget, not raised.
 
-        The pages are a cursor chain, one round trip each: nothing else is asked for while it runs
-        (1,000 runs are 100 requests, the fewest the spec's 10 runs a page allow)."""
+        The pages are a cursor chain, one round trip each (1,000 runs are 100 requests, the fewest the
+        spec's 10 runs a page allow); the DLQ's pages (100 entries each) are read beside it, on a
+        worker, so they add no round trip of their own."""
         filters = {k: v for k, v in self.filters().items() if v is not None}
+        self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
         runs: list[Any] = []
         cursor = None
         self.pages_loaded, self.error = 0, ""
         self.w_progress.max, self.w_progress.value, self.w_progress.bar_style = max(self.max_runs, 1), 0, "info"
-        try:
-            with Reporter(self._show_progress) as report:
-                while True:
-                    page = self.queue.workflow_logs(cursor=cursor, count=PAGE_SIZE, **filters)
-                    runs.extend(page.runs)
-                    self.pages_loaded += 1
-                    # no total: the logs operation does not say how many runs match
-                    report("runs", min(len(runs), self.max_runs), unit="runs", round_trips=self.pages_loaded)
-                    cursor = page.cursor
-                    if not cursor or len(runs) >= self.max_runs:
-                        break
-        except SvcError as exc:
-            self.error = str(exc)
+        with InFlight(limit=1) as beside:
+            dlq = beside.submit(self.dlq_panel.fetch)
+            try:
+                with Reporter(self._show_progress) as report:
+                    while True:
+                        page = self.queue.workflow_logs(cursor=cursor, count=PAGE_SIZE, **filters)
+                        runs.extend(page.runs)
+                        self.pages_loaded += 1
+                        # no total: the logs operation does not say how many runs match
+                        report("runs", min(len(runs), self.max_runs), unit="runs", round_trips=self.pages_loaded)
+                        cursor = page.cursor
+                        if not cursor or len(runs) >= self.max_runs:
+                            break
+            except SvcError as exc:
+                self.error = str(exc)
         self.w_progress.bar_style = "danger" if self.error else "success"
         self.runs = runs[: self.max_runs]
         self.frame = frames.runs_frame(self.runs, newest_first=True)
@@ -183,9 +198,10 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         more = " (capped: raise max runs to see more)" if cursor and len(runs) >= self.max_runs else ""
         self.status = f"error: {self.error}" if self.error else f"{self.run_count:,} run(s){more}"
         self.w_status.value = message_html(self.status, "error" if self.error else "info")
+        self.dlq_panel.show(*dlq.result(), runs=self.frame)
         with self._quiet:
             self.w_pick.options = [("", None)] + [
-                (f"{r.workflow_run_id} · {r.state} · {r.created_at:%Y-%m-%d %H:%M:%S}", r.key)
+                (f"{r.run_name} · {r.state} · {r.created_at:%Y-%m-%d %H:%M:%S}", r.key)
                 for r in self.frame.itertuples()][:5000]
         keep = self.selected_run if self.selected_run in set(self.frame["key"]) else None
         self._draw_gantt()
@@ -201,14 +217,14 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         row = self._row_of(run_id, created_at)
         if row is None:
             raise KeyError(f"run {run_id!r} is not among the {self.run_count} loaded run(s); adjust the filters")
-        key = self.frame.at[row, "key"]
+        key, name = self.frame.at[row, "key"], self.frame.at[row, "run_name"]
         run = next(r for r in self.runs if frames.run_key(r) == key)
-        self.selected_run = key
+        changed, self.selected_run = key != self.selected_run, key
         self.steps_frame = frames.steps_frame(run, now=self._now())
-        self.steps_fig.show(steps_figure(self.steps_frame, title=f"Steps of {run.workflow_run_id} "
-                                                                 f"({state_of(run.workflow_state)})"))
-        self.detail.value = run_detail_html(run, self.steps_frame)
+        self.steps_fig.show(steps_figure(self.steps_frame, title=f"Steps of {name} ({state_of(run.workflow_state)})"))
+        self.detail.value = run_detail_html(run, self.steps_frame, name)
         self._draw_gantt(selected=row)
+        self.dlq_panel.follow(key, tick=changed)  # a refresh keeps the entries ticked by hand
         with self._quiet:
             if key in {v for _, v in self.w_pick.options}:
                 self.w_pick.value = key
@@ -223,17 +239,6 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         """The selected run model, or None."""
         return next((r for r in self.runs if frames.run_key(r) == self.selected_run), None)
 
-    def dlq_id_of(self, run: Any) -> str:
-        """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
-        the DLQ entry whose run id and creation time match (paging through ``q.dlq()``)."""
-        if getattr(run, "dlq_id", None):
-            return run.dlq_id
-        for msg in self.dlq_panel.iter_dlq():
-            if msg.workflow_run_id == run.workflow_run_id and msg.workflow_created_at in (
-                    None, run.workflow_run_created_at):
-                return msg.dlq_id
-        raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
-
     # -- acting on the selected run ---------------------------------------------------------------
     def resume_selected(self, *, flow_control_key: str | None = None, flow_control_value: str | None = None,
                         retries: int | None = None, run_id: str | None = None) -> Any:
@@ -244,7 +249,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
             raise LookupError("select a failed run first")
         if state_of(run.workflow_state) != RunState.RUN_FAILED.value:
             raise ValueError(f"run {run.workflow_run_id} is {state_of(run.workflow_state)}; only failed runs resume")
-        dlq_id = self.dlq_id_of(run)
+        dlq_id = self.dlq_panel.dlq_id_of(run)
         result = self.queue.resume(dlq_id, flow_control_key=flow_control_key or None,
                                    flow_control_value=flow_control_value or None, retries=retries,
                                    run_id=run_id or None)
@@ -282,6 +287,8 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
 
     # -- the DLQ panel -------------------------------------------------------------------------------
     def load_dlq(self) -> pd.DataFrame:
+        """Reload the DLQ entries of the runs that match the filters (``refresh()`` loads them too)."""
+        self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
         return self.dlq_panel.load_dlq()
 
     def dlq_action(self, action: str, dlq_ids: Any = None) -> Any:
@@ -318,7 +325,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
             self.w_resume.disabled, self.w_resume.tooltip = True, "Only failed runs can be resumed"
             return
         try:
-            self.dlq_id_of(run)
+            self.dlq_panel.dlq_id_of(run)
         except (LookupError, SvcError) as exc:
             self.w_resume.disabled, self.w_resume.tooltip = True, str(exc)
             self.w_resume_msg.value = message_html(str(exc))
@@ -330,6 +337,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         self.steps_frame = frames.steps_frame([])
         self.steps_fig.show(steps_figure(self.steps_frame))
         self.detail.value = NO_SELECTION
+        self.dlq_panel.follow(None)
         self.w_resume.disabled = self.w_cancel_run.disabled = True
         self.confirm_box.cancel()
         self.cancel_run_box.cancel()
@@ -350,7 +358,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         if run is None:
             return
         try:
-            dlq_id = self.dlq_id_of(run)
+            dlq_id = self.dlq_panel.dlq_id_of(run)
         except (LookupError, SvcError) as exc:
             self.w_resume_msg.value = message_html(str(exc), "error")
             return

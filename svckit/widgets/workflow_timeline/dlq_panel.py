@@ -1,10 +1,11 @@
-"""The timeline's dead-letter queue panel: every DLQ entry, ticked ones deleted, resumed or restarted
-in one request each, behind a confirmation."""
+"""The timeline's dead-letter queue panel: a table of the failures of the runs shown (loaded with
+them), the selected run's entry ticked and highlighted, and the ticked entries deleted, resumed or
+restarted in one request each, behind a confirmation."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as W
@@ -16,81 +17,214 @@ from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
 from svckit.queue.protocol import MAX_DLQ_COUNT
-from svckit.widgets._common import ConfirmBar, message_html
+from svckit.widgets._common import ConfirmBar, frame_html, message_html, muted_html
 
 #: what the panel can do to the ticked entries, and the past tense its messages use
 DLQ_ACTIONS = {"delete": "deleted", "resume": "resumed", "restart": "restarted"}
 CONSEQUENCES = {"delete": "They are removed for good; their runs stay failed and can no longer be resumed.",
                 "resume": "Each failed run continues as a fresh run; steps that succeeded are not run again.",
                 "restart": "Each failed run starts again from its first step; nothing is kept."}
+#: the table's columns, as the panel shows them
+DLQ_COLUMNS = ("run", "failed step", "status", "response", "attempts", "entered")
+#: a response body's characters in its cell (the whole body is the cell's tooltip)
+RESPONSE_CHARS = 160
+#: the table fits the output's width: fixed columns, every cell cut with an ellipsis
+TABLE_STYLE = """<style>
+.svckit-dlq-table .svc-table { table-layout: fixed; width: 100%; }
+.svckit-dlq-table .svc-table td { max-width: none; }
+.svckit-dlq-table th:nth-child(1) { width: 30%; } .svckit-dlq-table th:nth-child(2) { width: 14%; }
+.svckit-dlq-table th:nth-child(3) { width: 7%; } .svckit-dlq-table th:nth-child(5) { width: 8%; }
+.svckit-dlq-table th:nth-child(6) { width: 17%; }
+.svckit-dlq-table tr.svckit-dlq-ticked td { background: rgba(255, 200, 0, 0.35); }
+.svckit-dlq-table tr.svckit-dlq-current td { font-weight: 600; }
+</style>"""
 
 
-def entry_text(m: Any) -> str:
-    entered = f"{m.created:%Y-%m-%d %H:%M:%S}" if getattr(m, "created_at", None) is not None else "?"
-    return (f"{m.workflow_run_id or m.message_id} · {m.workflow_url or m.url} · entered {entered}"
-            + (f" · {m.label}" if m.label else ""))
+def entry_key(m: Any) -> str:
+    """The key (:func:`svckit.frames.run_key`) of the run a DLQ entry holds."""
+    return f"{m.workflow_run_id}@{m.workflow_created_at}"
+
+
+def same_run(entry: str, key: str | None) -> bool:
+    """Whether an entry's key (:func:`entry_key`) is the run ``key``'s: the same, or the same run id
+    where the entry does not say when its run was created."""
+    return key is not None and (entry == key or (entry.endswith("@None") and entry[:-5] == key.rsplit("@", 1)[0]))
+
+
+def holds(m: Any, run: Any) -> bool:
+    """Whether DLQ entry ``m`` holds ``run`` (an entry without the run's creation time: by id)."""
+    return m.workflow_run_id == run.workflow_run_id and m.workflow_created_at in (None, run.workflow_run_created_at)
+
+
+def dlq_table_frame(entries: Sequence[Any], runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per DLQ entry as the panel shows it: ``dlq_id, key`` and :data:`DLQ_COLUMNS`. The run
+    is named as the Gantt names it (``run_name`` of ``runs``, a :func:`svckit.frames.runs_frame`) and
+    its failed step given when the run is among ``runs``; else its workflow, label and short id.
+    ``attempts`` is the failed message's retries plus its first attempt."""
+    names = dict(zip(runs["key"], runs["run_name"]))
+    failed = dict(zip(runs["key"], runs["failed_step"]))
+    keys = [entry_key(m) for m in entries]
+
+    def name(m: Any, key: str) -> str:
+        if key in names:
+            return str(names[key])
+        parts = [frames.workflow_name(m.workflow_url or m.url), *([m.label] if m.label else [])]
+        return " · ".join([*parts, frames.short_id(m.workflow_run_id or m.message_id)])
+
+    return pd.DataFrame({
+        "dlq_id": pd.array([m.dlq_id for m in entries], dtype="string"),
+        "key": pd.array(keys, dtype="string"),
+        "run": pd.array([name(m, k) for m, k in zip(entries, keys)], dtype="string"),
+        "failed step": pd.array([failed.get(k) for k in keys], dtype="string"),
+        "status": pd.array([m.response_status for m in entries], dtype="Int64"),
+        "response": pd.array([m.response_body for m in entries], dtype="string"),
+        "attempts": pd.array([None if m.max_retries is None else m.max_retries + 1 for m in entries], dtype="Int64"),
+        "entered": pd.to_datetime(pd.Series([m.created_at for m in entries], dtype="float64"), unit="ms", utc=True),
+    })
+
+
+def _titled(text: str, chars: int | None = None, title: str | None = None) -> str:
+    """A cell cut to ``chars`` (and by the column's width), the whole text (or ``title``) its tooltip."""
+    cut = text if chars is None or len(text) <= chars else text[:chars] + "…"
+    return f"<span title='{html.escape(title or text, quote=True)}'>{html.escape(cut)}</span>"
+
+
+def dlq_table_html(table: pd.DataFrame, *, ticked: Sequence[str] = (), current: str | None = None) -> str:
+    """``table`` (:func:`dlq_table_frame`) as an HTML table that fits its output: ticked entries
+    highlighted, the selected run's (``current``, a run key) in bold."""
+    if table.empty:
+        return muted_html("no DLQ entry for the runs shown")
+    ids, keys, ticked = list(table["dlq_id"]), list(table["key"]), set(ticked)
+    shown = table[list(DLQ_COLUMNS)].copy()
+    shown["run"] = [_titled(name, title=f"{name}: run {key.split('@')[0]}") for name, key in zip(shown["run"], keys)]
+
+    def attrs(i: int) -> str:
+        marks = ["svckit-dlq-ticked"] * (ids[i] in ticked) + ["svckit-dlq-current"] * same_run(keys[i], current)
+        return f" class='{' '.join(marks)}'" if marks else ""
+
+    def response(body: Any) -> str:
+        return '<span class="svc-muted">—</span>' if pd.isna(body) else _titled(str(body), RESPONSE_CHARS)
+
+    table_html = frame_html(shown, formatters={"run": str, "response": response}, row_attrs=attrs)
+    return f"<div class='svckit-dlq-table'>{TABLE_STYLE}{table_html}</div>"
 
 
 class DlqPanel(W.VBox):
-    """``load_dlq()`` lists the entries; ``dlq_action(action)`` acts on the ticked ones (its buttons
-    ask first); ``on_changed()`` is called after an action, so the runs are reloaded."""
+    """``load_dlq()`` lists the entries matching ``filters`` (the app fetches them beside the runs:
+    ``fetch()``, then ``show()``); ``follow(key)`` ticks the selected run's entry; ``dlq_action(action)``
+    acts on the ticked ones (its buttons ask first); ``on_changed()`` is called after an action."""
 
     dlq_count = T.Int(0)
-    dlq_selected = T.Tuple()  # the DLQ ids ticked in the list
+    dlq_selected = T.Tuple()  # the DLQ ids ticked
     dlq_pending = T.Unicode(None, allow_none=True)  # the action waiting for its confirmation
 
     def __init__(self, queue: WorkflowRuns, **kwargs: Any) -> None:
         self.queue = queue
+        self.filters: dict[str, Any] = {}  # the DLQ filters of the runs shown (url, run id, label)
+        self.limit = 100_000
         self.dlq_entries: list[Any] = []
+        self.complete = False  # every entry matching the filters is loaded
+        self.runs = frames.runs_frame([])
+        self.table = dlq_table_frame([], self.runs)
+        self.current: str | None = None  # the selected run's key
         self.last_dlq_result: Any = None
-        self.on_changed: Callable[[], Any] = lambda: None
-        self.w_dlq_load = W.Button(description="Load DLQ", icon="inbox")
-        self.w_dlq = W.SelectMultiple(options=[], rows=6, description="DLQ", layout=W.Layout(width="720px"))
-        self.w_dlq_buttons = {
-            action: W.Button(description=f"{action.capitalize()} selected…", disabled=True,
-                             button_style="danger" if action == "delete" else "",
-                             tooltip=f"{action} the ticked DLQ entries")
-            for action in DLQ_ACTIONS}
+        self.on_changed: Callable[[], Any] = self.load_dlq
+        self.w_title = W.HTML("<b>Dead-letter queue</b>")
+        self.w_table = W.HTML("", layout=W.Layout(width="100%", margin="0"))  # as wide as the panel, no wider
+        self.w_dlq = W.SelectMultiple(options=[], rows=3, description="tick", layout=W.Layout(
+            width="auto", min_width="240px", max_width="460px", flex="1 1 auto"),
+            tooltip="the entries the buttons act on (selecting a run ticks its entry)")
+        self.w_dlq_buttons = {action: W.Button(description=f"{action.capitalize()} selected…", disabled=True,
+                                               tooltip=f"{action} the ticked DLQ entries")
+                              for action in DLQ_ACTIONS}
         self.dlq_confirm_box = ConfirmBar(cancel_label="Back")
         self.w_dlq_confirm = self.dlq_confirm_box.confirm_button
         self.w_dlq_back = self.dlq_confirm_box.cancel_button
         self.w_dlq_confirm_text = self.dlq_confirm_box.question
         self.w_dlq_msg = W.HTML("")
-        for w, css in ((self.w_dlq, "svckit-dlq-list"), (self.dlq_confirm_box, "svckit-dlq-confirm"),
-                       (self.w_dlq_msg, "svckit-dlq-msg")):
+        for w, css in ((self.w_table, "svckit-dlq"), (self.w_dlq, "svckit-dlq-list"),
+                       (self.dlq_confirm_box, "svckit-dlq-confirm"), (self.w_dlq_msg, "svckit-dlq-msg")):
             w.add_class(css)
-        super().__init__([W.HTML("<b>Dead-letter queue</b>"), W.HBox([self.w_dlq_load, *self.w_dlq_buttons.values()]),
-                          self.w_dlq, self.dlq_confirm_box, self.w_dlq_msg], **kwargs)
+        super().__init__([self.w_title, self.w_table,
+                          W.HBox([self.w_dlq, *self.w_dlq_buttons.values()], layout=W.Layout(flex_flow="row wrap")),
+                          self.dlq_confirm_box, self.w_dlq_msg], **kwargs)
         T.link((self.w_dlq, "value"), (self, "dlq_selected"))
         self.observe(self._on_selected, names="dlq_selected")
-        self.w_dlq_load.on_click(lambda _b: self.load_dlq())
         for action, button in self.w_dlq_buttons.items():
             button.on_click(lambda _b, action=action: self._ask(action))
         self.dlq_confirm_box.layout.observe(self._on_confirm_shown, names="display")
+        self.w_table.value = muted_html("loaded with the runs")
+        self.w_dlq.layout.display = "none"
 
-    def iter_dlq(self) -> Iterator[Any]:
-        """Every DLQ entry, in pages of the most the service takes: one round trip per 100 entries."""
-        return paginate(lambda cursor: self.queue.dlq(cursor=cursor, count=MAX_DLQ_COUNT), "messages")
+    # -- loading ----------------------------------------------------------------------------------
+    def fetch(self) -> tuple[list[Any], bool, str]:
+        """The entries matching ``filters``, in pages of the most the service takes (a round trip per
+        100), up to ``limit``: (entries, complete, error). A refusal is returned, not raised, so the
+        app can fetch this on a worker beside the runs."""
+        entries: list[Any] = []
+        cursor = None
+        try:
+            while True:
+                page = self.queue.dlq(cursor=cursor, count=MAX_DLQ_COUNT, **self.filters)
+                entries.extend(page.messages)
+                cursor = page.cursor
+                if not cursor or len(entries) >= self.limit:
+                    return entries[: self.limit], not cursor, ""
+        except SvcError as exc:
+            return entries, False, str(exc)
+
+    def show(self, entries: list[Any], complete: bool, error: str = "", runs: pd.DataFrame | None = None
+             ) -> pd.DataFrame:
+        """Show ``entries`` (``runs``: the runs frame that names them); ticked entries still there stay
+        ticked. Returns :func:`svckit.frames.dlq_frame` of them."""
+        self.dlq_entries, self.complete = entries, complete and not error
+        self.runs = self.runs if runs is None else runs
+        self.table = dlq_table_frame(entries, self.runs)
+        self.dlq_count = len(entries)
+        present = {m.dlq_id for m in entries}
+        keep = tuple(d for d in self.dlq_selected if d in present)
+        self.w_dlq.options = [(f"{run} · {'' if pd.isna(status) else status}", dlq_id)
+                              for run, status, dlq_id in zip(self.table["run"], self.table["status"],
+                                                             self.table["dlq_id"])]
+        self.dlq_selected = keep
+        self.w_dlq.layout.display = "flex" if entries else "none"
+        more = "" if complete else " (more not loaded: narrow the filters)"
+        said = f"{len(entries):,} entr{'y' if len(entries) == 1 else 'ies'} of the runs shown{more}"
+        self.w_title.value = f"<b>Dead-letter queue</b> {muted_html(said)}"
+        self.w_dlq_msg.value = message_html(error, "error") if error else ""
+        self._on_selected()
+        return frames.dlq_frame(entries)
 
     def load_dlq(self) -> pd.DataFrame:
-        """Fetch every DLQ entry (page by page) into the list; ticked entries that are still there stay
-        ticked. Returns :func:`svckit.frames.dlq_frame` of them. Errors are shown, not raised."""
-        try:
-            self.dlq_entries = list(self.iter_dlq())
-        except SvcError as exc:
-            self.w_dlq_msg.value = message_html(str(exc), "error")
-        self.dlq_count = len(self.dlq_entries)
-        present = {m.dlq_id for m in self.dlq_entries}
-        keep = tuple(d for d in self.dlq_selected if d in present)
-        self.w_dlq.options = [(entry_text(m), m.dlq_id) for m in self.dlq_entries]
-        self.dlq_selected = keep
-        self._on_selected()
-        return frames.dlq_frame(self.dlq_entries)
+        """Fetch the entries matching ``filters`` and show them. Errors are shown, not raised."""
+        return self.show(*self.fetch())
 
+    def follow(self, key: str | None, *, tick: bool = True) -> None:
+        """Highlight the entry of the selected run (its key, or None); ``tick`` it (only it)."""
+        self.current = key
+        if tick and key is not None:
+            self.dlq_selected = tuple(m.dlq_id for m in self.dlq_entries if same_run(entry_key(m), key))
+        self._draw()
+
+    def dlq_id_of(self, run: Any) -> str:
+        """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
+        the loaded entry that holds it; only when not every entry was loaded, the service is asked
+        for the entries of the run's id."""
+        if getattr(run, "dlq_id", None):
+            return run.dlq_id
+        found = [m.dlq_id for m in self.dlq_entries if holds(m, run)]
+        if not found and not self.complete:
+            found = [m.dlq_id for m in paginate(lambda c: self.queue.dlq(
+                cursor=c, count=MAX_DLQ_COUNT, workflow_run_id=run.workflow_run_id), "messages") if holds(m, run)]
+        if not found:
+            raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
+        return found[0]
+
+    # -- acting -----------------------------------------------------------------------------------
     def dlq_action(self, action: str, dlq_ids: Sequence[str] | None = None) -> Any:
         """Delete, resume or restart DLQ entries (``dlq_ids``, default: the ticked ones) in one request
-        (no confirmation: calling this IS the confirmation), then reload the runs and the DLQ. Returns
-        the service's answer: the number deleted, or the fresh runs."""
+        (no confirmation: calling this IS the confirmation), then reload (``on_changed``). Returns the
+        service's answer: the number deleted, or the fresh runs."""
         if action not in DLQ_ACTIONS:
             raise ValueError(f"action must be one of {', '.join(DLQ_ACTIONS)}, got {action!r}")
         ids = list(self.dlq_selected if dlq_ids is None else dlq_ids)
@@ -105,17 +239,23 @@ class DlqPanel(W.VBox):
             text = f"{DLQ_ACTIONS[action]} {len(result)} run(s): <b>{runs}</b>"
         self.last_dlq_result = result
         self.on_changed()
-        self.load_dlq()
         self.w_dlq_msg.value = message_html(text, "ok", markup=True)
         return result
+
+    # -- drawing and handlers -----------------------------------------------------------------------
+    def _draw(self) -> None:
+        self.w_table.value = dlq_table_html(self.table, ticked=self.dlq_selected, current=self.current)
 
     def _ask(self, action: str) -> None:
         if not self.dlq_selected:
             return
         n = len(self.dlq_selected)
-        self.dlq_confirm_box.ask(f"{action.capitalize()} <b>{n}</b> DLQ entr{'y' if n == 1 else 'ies'}? "
-                                 f"{CONSEQUENCES[action]}", lambda: self._confirmed(action), f"Confirm {action}",
-                                 html_question=True)
+        which = f"<b>{n}</b> DLQ entr{'y' if n == 1 else 'ies'}"
+        if n == 1:
+            (name,) = self.table.loc[self.table["dlq_id"] == self.dlq_selected[0], "run"].tolist() or ["?"]
+            which += f" (run <b>{html.escape(str(name))}</b>)"
+        self.dlq_confirm_box.ask(f"{action.capitalize()} {which}? {CONSEQUENCES[action]}",
+                                 lambda: self._confirmed(action), f"Confirm {action}", html_question=True)
         self.dlq_pending = action
 
     def _confirmed(self, action: str) -> None:
@@ -129,6 +269,9 @@ class DlqPanel(W.VBox):
             self.dlq_pending = None
 
     def _on_selected(self, _change: Any = None) -> None:
-        for button in self.w_dlq_buttons.values():
+        for action, button in self.w_dlq_buttons.items():
             button.disabled = not self.dlq_selected
+            # red only where a click does something: a disabled button is drawn plain
+            button.button_style = "danger" if action == "delete" and self.dlq_selected else ""
         self.dlq_confirm_box.cancel()
+        self._draw()
