@@ -35,8 +35,8 @@ class StepState(str, Enum):
 
 class EventState(str, Enum):
     """States of an entry of the events log (``GET /v2/events``; the qstash SDK's ``LogState``). The
-    sandbox's runner writes one event per delivery: DELIVERED, ERROR (a retry follows), FAILED (the
-    last attempt failed) or CANCELED (the run was canceled while the step was delivered)."""
+    sandbox writes one event per state each message goes through: CREATED, ACTIVE (an attempt in
+    flight), ERROR and RETRY (a retry follows), DELIVERED, FAILED (into the DLQ) or CANCELED."""
 
     CREATED = "CREATED"
     ACTIVE = "ACTIVE"

@@ -26,7 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from svckit.sandbox.runner import RunHandle, WorkflowContext, WorkflowRunner
+from svckit.sandbox.workflow.local import WorkflowContext
+from svckit.sandbox.workflow.runner import RunHandle, WorkflowRunner
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ PAYMENT_SYNC_URL = f"{BASE}/payment-sync"
 FANOUT_URL = f"{BASE}/newsletter-fanout"
 INVOICE_URL = f"{BASE}/invoice-export"
 BACKFILL_URL = f"{BASE}/data-backfill"
-SEEDED_FLAG = "seeded:demo"
+SEEDED_FLAG = "seeded:demo:served"  # the demo runs of a data directory from before runs were served: seed again
 
 
 def order_workflow(context: WorkflowContext) -> dict[str, Any]:

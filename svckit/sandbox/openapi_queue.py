@@ -96,9 +96,31 @@ def queue_paths() -> dict[str, Any]:
             "queue", "queue_workflow_events", "the workflow SDK's logs(): runs grouped from their events",
             runs_page, {400: "groupBy is not workflowRunId, or a parameter is wrong"},
             params=[_query("groupBy", {"type": "string", "enum": ["workflowRunId"]}), *logs_params])},
-        "/queue/v2/workflows/runs/{workflowRunId}": {"delete": _operation(
-            "queue", "queue_cancel_run", "cancel a run in progress", _json({"type": "string", "enum": ["OK"]}),
-            {404: "no such run", 422: "the run is not in progress"}, params=[_path_param("workflowRunId")])},
+        "/queue/v2/workflows/runs/{workflowRunId}": {
+            "delete": _operation(
+                "queue", "queue_cancel_run", "cancel a run in progress; with cancel=false, the workflow's app "
+                "ends its run (the body is the run's response)", _json({"type": "string", "enum": ["OK"]}),
+                {404: "no such run", 422: "the run is not in progress"},
+                params=[_path_param("workflowRunId"), _query("cancel", {"type": "string", "enum": ["true", "false"]})]),
+            "get": _operation(
+                "queue", "queue_run_history", "a served run's history, as its deliveries carry it (the JS "
+                "workflow SDK reads it when a delivery comes without a body)",
+                _json({"type": "array", "items": {"type": "object"}}), {404: "no such run in progress"},
+                params=[_path_param("workflowRunId")])},
+        "/queue/v2/wait/{eventId}": {"post": _operation(
+            "queue", "queue_wait_for_event", "a run's waitForEvent step: wait for the event until notified or "
+            "its timeout", _json({"type": "object"}), {400: "the body is not a JSON object of a wait"},
+            params=[_path_param("eventId")], body={"type": "object"})},
+        "/queue/v2/notify/{eventId}": {"post": _operation(
+            "queue", "queue_notify", "notify every run waiting for the event (the body is the event's data)",
+            _json({"type": "array", "items": {"type": "object"}}), {}, params=[_path_param("eventId")])},
+        "/queue/v2/notify/{workflowRunId}/{eventId}": {"post": _operation(
+            "queue", "queue_notify_run", "notify one run waiting for the event (the body is the event's data)",
+            _json({"type": "object"}), {404: "the run does not wait for that event"},
+            params=[_path_param("workflowRunId"), _path_param("eventId")])},
+        "/queue/v2/waiters/{eventId}": {"get": _operation(
+            "queue", "queue_waiters", "the runs waiting for the event", _json({"type": "array", "items": {
+                "type": "object"}}), {}, params=[_path_param("eventId")])},
         "/queue/v2/workflows/runs": {"delete": _operation(
             "queue", "queue_cancel_runs",
             "cancel runs in progress: by ids, by filter (workflowUrl a prefix unless workflowUrlExactMatch), "
@@ -148,7 +170,7 @@ def queue_paths() -> dict[str, Any]:
                                  params=[_path_param("dlqId")]),
         },
         "/queue/v2/events": {"get": _operation(
-            "queue", "queue_events", "the events log: one event per delivery the runner made, newest first",
+            "queue", "queue_events", "the events log: one event per state of each message, newest first",
             _json({"type": "object", "required": ["events"], "properties": {
                 "cursor": _STRING, "events": {"type": "array", "items": {
                     "type": "object", "required": ["time", "messageId", "state", "url"]}}}}),

@@ -17,16 +17,17 @@ the filters, pages and reply shapes in :mod:`svckit.sandbox.queue_reads`):
 - ``GET|DELETE /v2/dlq/{dlqId}``        one entry; delete answers ``"OK"``.
 - ``DELETE /v2/dlq``                    ``{"dlqIds": [...]}`` -> ``{"deleted": n}``.
 - ``DELETE /v2/workflows/runs/{id}``    cancel, like the real service (200 ``"OK"``; 404; 422 when
-  the run is not in progress).
+  the run is not in progress); with ``?cancel=false`` the run's app ends it (the body is its response).
 - ``DELETE /v2/workflows/runs``         cancel many -> ``{"cancelled": n}``: the workflow SDK's query
   (``?workflowRunIds=`` repeated; or the run filters, ``workflowUrl`` a prefix unless
   ``workflowUrlExactMatch=true``, at most ``count``, default 100, newest first; or ``count`` alone:
   every run in progress, ``count`` of them); or the older body ``{"workflowRunIds": [...]}``,
   ``{"workflowUrl": prefix}``, ``{}`` / nothing (every run in progress).
-- ``GET  /v2/events``                   the events log (one event per delivery the runner made) in the
+- ``GET  /v2/events``                   the events log (one event per state of each message) in the
   qstash SDK's shape and with its ``LogFilter``; newest first, ``count`` 1..1000 (default 1000), cursor.
-- ``POST /v2/trigger/{workflowUrl}``    start a run of a registered workflow (body = payload; headers
-  Service-Workflow-RunId, Service-Retries, Service-Label, Service-Flow-Control-Key/-Value).
+- ``POST /v2/trigger/{workflowUrl}``    start a run of the workflow at that URL (registered in the sandbox, or
+  an app's ``serve()`` on loopback): its Init message (body = payload; headers Service-Workflow-RunId,
+  Service-Retries, Service-Label, Service-Flow-Control-Key/-Value).
 
 The workflow SDK's ``Client`` (``/v2/workflows/...``):
 - ``GET  /v2/workflows/events?groupBy=workflowRunId``   ``logs()``: the runs, as ``/v2/workflows/logs``.
@@ -34,18 +35,20 @@ The workflow SDK's ``Client`` (``/v2/workflows/...``):
   (repeated), or one page of the entries the DLQ filters select (none: every entry), ``count``
   (default 100, at most 1000) at a time, newest first, with the ``cursor`` of the next page; reply
   ``{workflowRuns}`` or ``{deleted}``, plus ``cursor`` while entries remain.
-- ``POST /v2/batch``                    ``Client.trigger()``: each message whose destination is a registered
-  workflow starts a run of it (its ``Upstash-*`` headers are the run's options); ``[{messageId}]``,
-  ``deduplicated`` for a run id already in progress. Every run starts, or none (413 for a message too
-  large, 507 when the disk refused the write). Other messages (plain publishing) are not served.
-- ``POST /v2/workflows/dlq/callback/{dlqId}``   call the run's failure function again
-  (:mod:`svckit.sandbox.failure`): ``{workflowRunId, workflowCreatedAt}``; 404; 422 when the run has no
-  failure callback or it has not failed.
+- ``POST /v2/batch``                    messages, published as one (:mod:`svckit.sandbox.delivery`); an
+  Init message of a workflow run (``Client.trigger()``) starts the run, ``deduplicated`` for a run id
+  already in progress. Every message is accepted, or none (413 for a message too large).
+- ``POST /v2/workflows/dlq/callback/{dlqId}``   call the run's failure function again:
+  ``{workflowRunId, workflowCreatedAt}``; 404; 422 when the run has no failure callback or it has not failed.
+
+Every run is one kind, whoever serves its workflow: the user's app with the vendor's ``serve()``, or
+the sandbox itself for the workflows registered on :attr:`QueueArea.runner`
+(:mod:`svckit.sandbox.workflow`).
 
 Message size: a run's message may not be larger than the queue account's ``max_message_size``, read
 from the live record (a plan upgrade changes it at once): a trigger body over it is answered 413
 ``{"error"}`` before it is read (the area's body cap is that limit, unless ``queue_max_body_bytes``
-sets another), and trigger, resume and restart answer 413 when the message, as compact JSON, is over it.
+sets another), and trigger, resume and restart answer 413 when the run's first message is over it.
 
 Sources for the shapes the spec does not show: qstash 3.4.0's ``dlq.py``, ``log.py`` and
 ``message.py`` (installed) for the DLQ and events; @upstash/workflow 1.3.3's ``Client`` and ``DLQ``
@@ -71,11 +74,9 @@ from svckit.sandbox.auth import bearer_check
 from svckit.sandbox.delivery.burst import BurstLimit
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher
-from svckit.sandbox.delivery.records import new_message_id
 from svckit.sandbox.delivery.resources import Resources
 from svckit.sandbox.delivery.routes import MessageRoutes
 from svckit.sandbox.delivery.schedules import Schedules
-from svckit.sandbox.failure import CallbackError
 from svckit.sandbox.headers import neutral_headers
 from svckit.sandbox.http import ApiError, AuthGate, json_app
 from svckit.sandbox.queue_reads import (
@@ -93,17 +94,16 @@ from svckit.sandbox.queue_reads import (
     where,
     with_cursor,
 )
-from svckit.sandbox.runner import (
+from svckit.sandbox.store import Store
+from svckit.sandbox.workflow.routes import WorkflowRoutes
+from svckit.sandbox.workflow.runner import (
     DEFAULT_WORKERS,
+    CallbackError,
     InvalidState,
     MessageTooLarge,
     NotFoundError,
-    RunHandle,
-    UnknownWorkflow,
     WorkflowRunner,
 )
-from svckit.sandbox.store import Store, now_ms
-from svckit.sandbox.workflow.routes import WorkflowRoutes
 
 
 # -- request headers and bodies -----------------------------------------------------------------
@@ -176,23 +176,6 @@ async def _array_body(request: Request) -> list[Any]:
     return body
 
 
-def _batch_run(message: Any) -> dict[str, Any]:
-    """A message of ``POST /v2/batch`` as :meth:`WorkflowRunner.trigger`'s arguments: its destination
-    (a registered workflow's URL), its body (JSON when it parses) and the run options of its headers,
-    under the vendor's ``Upstash-*`` or the spec's ``Service-*`` names (what the workflow SDK's
-    ``Client.trigger`` sends; ``Upstash-Label`` joins several labels with commas, the first is kept)."""
-    headers = _neutral(message.get("headers") or {})
-    raw = message.get("body")
-    try:
-        body = json.loads(raw) if isinstance(raw, str) and raw else raw
-    except (ValueError, RecursionError):
-        body = raw
-    options = _run_options(headers, label=True)
-    if options["label"]:
-        options["label"] = options["label"].split(",")[0]
-    return {"url": message["destination"], "body": body, **options}
-
-
 def _destination(message: Any) -> str | None:
     return message.get("destination") if isinstance(message, dict) and isinstance(message.get("destination"), str) else None
 
@@ -210,23 +193,6 @@ def _batch_message(message: Any) -> dict[str, Any]:
     if _destination(message) is None:
         raise ApiError(400, "every message must be an object with a destination (a URL or a URL group's name)")
     return {**message, "headers": _neutral(message.get("headers") or {})}
-
-
-def _start_runs(store: Store, runner: WorkflowRunner, messages: list[dict[str, Any]], caller: str | None) -> list[Any]:
-    """Runs of registered workflows from batch messages: the hosted service starts one run per run id at
-    a time, so a message with the run id of one in progress, or of one before it in the batch, is
-    deduplicated."""
-    seen: set[str] = set()
-    fresh = []
-    for m in messages:
-        run_id = m["run_id"]
-        fresh.append(run_id is None or not (run_id in seen or store.query(
-            "SELECT 1 FROM runs WHERE run_id = ? AND state = 'RUN_STARTED'", (run_id,))))
-        if run_id is not None:
-            seen.add(run_id)
-    runner.trigger_many([{**m, "caller_ip": caller} for m, new in zip(messages, fresh) if new])
-    return [{"messageId": new_message_id()} if new else {"messageId": new_message_id(), "deduplicated": True}
-            for new in fresh]
 
 
 def _cancel_filters(params: Any) -> list[Filter]:
@@ -247,20 +213,21 @@ class QueueArea(Area):
         super().__init__(ctx)
         self.store = Store.acquire(ctx)
         self.store.ensure_queue_account(ctx.credentials.devapi_email)
-        self.runner = WorkflowRunner(self.store, retry_delay=float(ctx.options.get("queue_retry_delay", 0.05)),
-                                     workers=positive_option(ctx.options, "queue_workers", DEFAULT_WORKERS),
-                                     message_limit=self.max_message_size)
         # the local QStash: messages kept in the store and delivered to loopback (svckit/sandbox/delivery)
         self.deliveries = Deliveries(self.store, signing_key=lambda: self.store.signing_keys()[0],
                                      account=self.store.queue_account,
                                      backoff_scale=float(ctx.options.get("queue_backoff_scale", 1.0)))
         self.publisher = Publisher(self.store, self.deliveries, ctx.options.get("allow_destinations") or ())
+        # the workflows the sandbox serves itself (the demo's, a test's): delivered to in process
+        self.runner = WorkflowRunner(self.store, self.publisher,
+                                     workers=positive_option(ctx.options, "queue_workers", DEFAULT_WORKERS),
+                                     retry_delay=float(ctx.options.get("queue_retry_delay", 0.05)))
+        self.publisher.local = self.runner.serves
+        self.deliveries.local = (self.runner.serves, self.runner.app)
         self.messages = MessageRoutes(self.store, self.publisher, self.deliveries)
         self.resources = Resources(self.store, self.publisher, self.deliveries)
         self.schedules = Schedules(self.store, self.publisher)
         self.workflows = WorkflowRoutes(self.store, self.publisher, self.deliveries)
-        # Recover before any request can start a run: RUN_STARTED rows now are a previous process's.
-        self.runner.recover()
 
     def max_message_size(self) -> int:
         """The account's current ``max_message_size`` (bytes), from the live record."""
@@ -323,10 +290,10 @@ class QueueArea(Area):
 
         def from_dlq(start: Callable[..., list[Any]], dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
             try:
-                return self._from_dlq(start, dlq_ids, overrides)
+                return start(dlq_ids, **overrides)
             except NotFoundError as exc:
                 raise ApiError(404, str(exc)) from None
-            except UnknownWorkflow as exc:
+            except InvalidState as exc:
                 raise ApiError(422, str(exc)) from None
             except MessageTooLarge as exc:  # the plan's limit shrank since the run was made
                 raise ApiError(413, str(exc)) from None
@@ -374,16 +341,15 @@ class QueueArea(Area):
                 handle = runner.retry_failure_function(request.path_params["dlqId"])
             except NotFoundError as exc:
                 raise ApiError(404, str(exc)) from None
-            except (CallbackError, UnknownWorkflow) as exc:
+            except CallbackError as exc:
                 raise ApiError(422, str(exc)) from None
             return JSONResponse(_handle_wire(handle))
 
         async def cancel(request: Request) -> JSONResponse:
             run_id = request.path_params["workflowRunId"]
-            if await run_in_threadpool(self.workflows.served, run_id):  # the app ends its run, or one cancels it
+            if request.query_params.get("cancel") == "false":  # the run's app ends it: its body is the response
                 response = (await request.body()).decode("utf-8", "replace") or None
-                await run_in_threadpool(lambda: self.workflows.end(
-                    run_id, cancel=request.query_params.get("cancel") != "false", response=response))
+                await run_in_threadpool(lambda: self.workflows.end(run_id, cancel=False, response=response))
                 return JSONResponse("OK")
             try:
                 await run_in_threadpool(runner.cancel, run_id)
@@ -425,31 +391,14 @@ class QueueArea(Area):
                        "caller_ip": request.client.host if request.client else None}
             try:
                 handle = await run_in_threadpool(runner.trigger, request.path_params["url"], body, **options)
-            except UnknownWorkflow as exc:
-                raise ApiError(404, f"{exc}; registered: {', '.join(runner.urls) or 'none'}") from None
             except MessageTooLarge as exc:
                 raise ApiError(413, str(exc)) from None
             return JSONResponse(_handle_wire(handle))
 
         async def batch(request: Request) -> JSONResponse:
-            given = await _array_body(request)
-            runs = {i: _batch_run(m) for i, m in enumerate(given) if _destination(m) in runner.urls}
-            plain = {i: _batch_message(m) for i, m in enumerate(given) if i not in runs}
+            messages = [_batch_message(m) for m in await _array_body(request)]
             caller = request.client.host if request.client else None
-
-            def start() -> list[Any]:
-                answers: dict[int, Any] = {}
-                with store.transaction():  # one write: every message accepted, or none
-                    if plain:
-                        answers.update(zip(plain, self.messages.batch_items(list(plain.values()), caller)))
-                    if runs:
-                        answers.update(zip(runs, _start_runs(store, runner, list(runs.values()), caller)))
-                return [answers[i] for i in range(len(given))]
-
-            try:
-                return JSONResponse(await run_in_threadpool(start))
-            except MessageTooLarge as exc:
-                raise ApiError(413, str(exc)) from None
+            return JSONResponse(await run_in_threadpool(self.messages.batch_items, messages, caller))
 
         routes = [
             Route("/v2/batch", batch, methods=["POST"]),
@@ -480,29 +429,6 @@ class QueueArea(Area):
                                                        " (a rotated token stops working at once)"),
                         'Bearer realm="queue"')
 
-    def _from_dlq(self, start: Callable[..., list[Any]], dlq_ids: list[str], overrides: dict[str, Any]) -> list[Any]:
-        """Resume or restart (``start``: the runner's) the runs of these DLQ entries, in order: a served
-        run's by the local QStash (:meth:`ServedRuns.from_dlq`), the others by the runner."""
-        marks = ",".join("?" * len(dlq_ids))
-        served = {r["dlq_id"] for r in self.store.query(
-            f"SELECT d.dlq_id FROM dlq d JOIN runs r ON r.seq = d.run_seq WHERE r.kind = 'served' AND d.dlq_id IN ({marks})",
-            dlq_ids)}
-        others = iter(start([i for i in dict.fromkeys(dlq_ids) if i not in served], **overrides)
-                      if set(dlq_ids) - served else [])
-        keep = start == self.runner.resume_many
-        handles = []
-        for dlq_id in dict.fromkeys(dlq_ids):
-            if dlq_id not in served:
-                handles.append(next(others))
-                continue
-            with self.store.transaction() as db:
-                entry = db.execute("SELECT * FROM dlq WHERE dlq_id = ?", (dlq_id,)).fetchone()
-                if entry is None:
-                    raise NotFoundError(f"no DLQ entry {dlq_id!r}")
-                run_id, created = self.publisher.runs.from_dlq(db, entry, keep=keep, overrides=overrides, now=now_ms())
-            handles.append(RunHandle(run_id, created, 0))
-        return handles
-
     async def holds(self) -> str:
         [row] = self.store.query("SELECT (SELECT COUNT(*) FROM runs) AS runs, (SELECT COUNT(*) FROM dlq) AS dlq")
         return f"{row['runs']:,} workflow runs, {row['dlq']:,} in the DLQ"
@@ -529,5 +455,4 @@ class QueueArea(Area):
     async def stop(self) -> None:
         await self.schedules.stop()
         await self.deliveries.stop()
-        self.runner.close()
         self.store.release()

@@ -10,6 +10,7 @@ The routes that use them are in :mod:`svckit.sandbox.queue`.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,6 @@ from typing import Any
 from svckit.queue.models import EventState, RunState
 from svckit.sandbox.delivery.records import header_map, message_event_wire, message_wire
 from svckit.sandbox.http import ApiError
-from svckit.sandbox.runner import decode_cursor, encode_cursor
 from svckit.sandbox.store import Store
 
 MAX_LOGS_COUNT = 10
@@ -31,6 +31,23 @@ BULK_COUNT, MAX_BULK_COUNT = 100, 1000
 EVENT_STATES = tuple(s.value for s in EventState)
 #: SQLite stores integers in 64 bits; a larger value must be a 400, not an OverflowError (500).
 INT64_MAX = 2**63 - 1
+
+
+# -- cursors ------------------------------------------------------------------------------------
+def encode_cursor(created_at: int, key: int | str) -> str:
+    return base64.urlsafe_b64encode(f"{created_at}:{key}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    """Inverse of :func:`encode_cursor`; ValueError for anything else."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created, _, key = raw.partition(":")
+        if not key:
+            raise ValueError
+        return int(created), key
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValueError("cursor: not a cursor returned by this server") from None
 
 
 # -- parameter parsing --------------------------------------------------------------------------
@@ -91,7 +108,9 @@ DLQ_FILTERS: tuple[Filter, ...] = (
     Filter("dlqIds", "d.dlq_id", many=True), Filter("messageId", "d.message_id"),
     Filter("url", "COALESCE(m.url, r.url)", many=True),
     Filter("responseStatus", "d.response_status", numeric=True),
-    Filter("fromDate", "d.created_at", ">=", numeric=True), Filter("toDate", "d.created_at", "<=", numeric=True),
+    # the entry's createdAt as shown: its message's creation, or (a run of an earlier svckit) the entry's
+    Filter("fromDate", "COALESCE(m.created_at, d.created_at)", ">=", numeric=True),
+    Filter("toDate", "COALESCE(m.created_at, d.created_at)", "<=", numeric=True),
     Filter("workflowRunId", "r.run_id"), Filter("workflowUrl", "r.url", many=True),
     Filter("workflowCreatedAt", "r.created_at", numeric=True),
     Filter("failureFunctionState", "f.state", many=True),
@@ -254,7 +273,8 @@ def flow_control_wire(key: str | None, value: str | None) -> dict[str, Any]:
 
 
 def _message_headers(row: Any) -> dict[str, list[str]]:
-    """The headers the runner delivered the run's messages with."""
+    """The headers a run of an earlier svckit (made before runs were served, with no messages of
+    their own) was delivered with."""
     headers = {"Service-Workflow-RunId": [row["run_id"]], "Service-Workflow-Url": [row["url"]]}
     if row["body"] is not None:
         headers["Content-Type"] = ["application/json"]
@@ -263,6 +283,7 @@ def _message_headers(row: Any) -> dict[str, list[str]]:
 
 #: DLQ entries with their runs or messages, and failure function calls (the ``f`` columns are NULL without one)
 DLQ_SELECT = ("SELECT d.dlq_id, d.run_seq, d.message_seq, d.created_at AS dlq_created_at, "
+              "COALESCE(m.created_at, d.created_at) AS entry_created, "
               "d.message_id AS dlq_message_id, d.response_status AS dlq_response_status, "
               "d.response_body AS dlq_response_body, d.not_before AS not_before_ms, r.run_id, r.url AS run_url, r.created_at AS run_created_at, r.label AS run_label, "
               "r.body AS run_body, r.retries, r.flow_control_key AS run_flow_key, "
@@ -279,16 +300,20 @@ def _dlq_wire(row: Any) -> dict[str, Any]:
     a failure function)."""
     entry = {"dlqId": row["dlq_id"], "responseStatus": row["dlq_response_status"],
              "responseBody": row["dlq_response_body"]}
-    if row["message_seq"] is not None:  # a message's, or a served run's (:mod:`svckit.sandbox.workflow`)
-        workflow = {} if row["run_id"] is None else {
-            "workflowRunId": row["run_id"], "workflowUrl": row["run_url"], "workflowCreatedAt": row["run_created_at"]}
-        return {**message_wire(row), **_present(entry), **workflow,
-                "responseHeader": header_map(json.loads(row["response_headers"] or "[]"))}
     callback = None
     if row["callback_state"] is not None:
         callback = _present({"state": row["callback_state"], "responseStatus": row["callback_status"],
                              "responseBody": row["callback_body"],
                              "responseHeaders": {"Content-Type": ["application/json"]}})
+    if row["message_seq"] is not None:  # a message's, or a served run's (:mod:`svckit.sandbox.workflow`)
+        wire = {**message_wire(row), **_present(entry),
+                "responseHeader": header_map(json.loads(row["response_headers"] or "[]"))}
+        if row["run_id"] is not None:
+            wire["header"] = {**wire["header"], "Upstash-Workflow-RunId": [row["run_id"]]}
+            wire.update(_present({
+                "workflowRunId": row["run_id"], "workflowUrl": row["run_url"], "workflowCreatedAt": row["run_created_at"],
+                "failureCallback": None if callback is None else row["run_url"], "failureCallbackInfo": callback}))
+        return wire
     run = {"run_id": row["run_id"], "url": row["run_url"], "body": row["run_body"]}
     return _present({
         **entry, "messageId": row["dlq_message_id"], "url": row["run_url"], "method": "POST",
@@ -306,8 +331,10 @@ def dlq_page(store: Store, params: Any, *, maximum: int = MAX_DLQ_COUNT,
              default: int | None = None) -> tuple[list[Any], str | None]:
     """The DLQ entries the filters of ``params`` select, one page, newest first, and the next cursor."""
     clauses, args = where(params, DLQ_FILTERS)
+    # newest first by the entry's createdAt as shown (its message's creation), as the filters take it
     return page(store, DLQ_SELECT, clauses, args, params, maximum=maximum, default=default,
-                order=("d.created_at", "d.dlq_id"), keys=("dlq_created_at", "dlq_id"), int_key=False)
+                order=("COALESCE(m.created_at, d.created_at)", "d.dlq_id"), keys=("entry_created", "dlq_id"),
+                int_key=False)
 
 
 def list_dlq(store: Store, params: Any) -> dict[str, Any]:
@@ -327,8 +354,13 @@ def get_dlq(store: Store, dlq_id: str) -> dict[str, Any]:
 def _event_wire(row: Any) -> dict[str, Any]:
     """One event: every field qstash's ``parse_logs_response`` reads (``body`` is base64 there), plus
     the message, or the run and step, it belongs to."""
-    if row["message_seq"] is not None:
-        return message_event_wire(row)
+    if row["message_seq"] is not None:  # a message's, maybe of a workflow run
+        wire = message_event_wire(row)
+        if row["run_id"] is not None:
+            wire["header"] = {**wire.get("header", {}), "Upstash-Workflow-RunId": [row["run_id"]]}
+            wire.update(_present({"workflowRunId": row["run_id"], "workflowUrl": row["run_url"],
+                                  "workflowCreatedAt": row["run_created_at"], "stepName": row["event_step"]}))
+        return wire
     body = None if row["body"] is None else base64.b64encode(row["body"].encode()).decode()
     return _present({
         "time": row["time"], "messageId": row["message_id"], "state": row["state"], "error": row["error"],
@@ -350,12 +382,14 @@ def list_events(store: Store, params: Any) -> dict[str, Any]:
             raise ApiError(400, f"state: must be one of {', '.join(EVENT_STATES)}, got {state!r}")
         clauses.append("e.state = ?")
         args.append(state)
-    select = ("SELECT e.*, r.run_id, COALESCE(m.url, r.url) AS url, r.created_at AS run_created_at, "
+    select = ("SELECT e.*, COALESCE(e.step_name, m.step_name) AS event_step, r.run_id, r.url AS run_url, "
+              "COALESCE(m.url, r.url) AS url, r.created_at AS run_created_at, "
               "COALESCE(m.label, r.label) AS label, COALESCE(m.body, r.body) AS body, r.retries, "
               "COALESCE(m.flow_control_key, r.flow_control_key) AS flow_control_key, "
               "COALESCE(m.flow_control_value, r.flow_control_value) AS flow_control_value, m.options, m.headers, "
               "m.topic_name, m.endpoint_name, m.queue_name, m.schedule_id, m.method, m.max_retries "
-              "FROM events e LEFT JOIN runs r ON r.seq = e.run_seq LEFT JOIN messages m ON m.seq = e.message_seq")
+              "FROM events e LEFT JOIN messages m ON m.seq = e.message_seq "
+              "LEFT JOIN runs r ON r.seq = COALESCE(e.run_seq, m.run_seq)")
     events, cursor = page(store, select, clauses, args, params, maximum=MAX_EVENTS_COUNT,
                           order=("e.time", "e.seq"), keys=("time", "seq"), int_key=True)
     return with_cursor({"events": [_event_wire(r) for r in events]}, cursor)

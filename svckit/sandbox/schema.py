@@ -58,7 +58,7 @@ TABLES: dict[str, str] = {
         caller_ip TEXT, label TEXT, flow_control_key TEXT, flow_control_value TEXT,
         state TEXT NOT NULL, due_at INTEGER,
         response_status INTEGER, response_headers TEXT, response_body BLOB,
-        run_seq INTEGER REFERENCES runs (seq), history_no INTEGER, call_type TEXT)""",
+        run_seq INTEGER REFERENCES runs (seq), history_no INTEGER, call_type TEXT, step_name TEXT)""",
     "history": """CREATE TABLE history (
         run_seq INTEGER NOT NULL REFERENCES runs (seq), no INTEGER NOT NULL,
         message_id TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run_seq, no))""",
@@ -112,7 +112,7 @@ ADDED_COLUMNS = (("runs", "caller_ip", "TEXT"), ("dlq", "not_before", "INTEGER")
                  *(("runs", c, d) for c, d in (("kind", "TEXT"), ("config", "TEXT"), ("initial", "BLOB"),
                                                ("response", "TEXT"))),
                  *(("messages", c, d) for c, d in (("run_seq", "INTEGER"), ("history_no", "INTEGER"),
-                                                   ("call_type", "TEXT"))))
+                                                   ("call_type", "TEXT"), ("step_name", "TEXT"))))
 
 #: tables rebuilt when an earlier definition is found, each told by a column it lacks: events and dlq
 #: rows once all belonged to a run (run_seq NOT NULL); now a row belongs to a run or to a message.

@@ -39,7 +39,7 @@ JS_FILES = sorted(JS_DIR.glob("*.test.mjs"))
 NODE_TIMEOUT = 120.0
 
 def _queue(sandbox: Sandbox) -> Any:
-    """The sandbox's queue area: its ``runner`` (svckit/sandbox/runner.py) and ``store``."""
+    """The sandbox's queue area: its ``runner`` (svckit/sandbox/workflow/runner.py) and ``store``."""
     return sandbox.area("queue")
 
 

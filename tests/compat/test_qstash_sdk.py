@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -97,17 +98,19 @@ def call(request, blank_sandbox: Sandbox) -> Callable[..., Any]:
 
 @pytest.fixture
 def label(request) -> str:
-    """A label of this test alone (the test's node name, e.g. ``test_x[AsyncQStash]``)."""
-    return request.node.name
+    """A label of this test alone (its node name, e.g. ``test_x-AsyncQStash-``: labels are [A-Za-z0-9._-])."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", request.node.name)
 
 
 def dlq_rows(blank_sandbox: Sandbox, label: str | None = None) -> list[Any]:
-    """The DLQ as the store holds it (ground truth for the listings), newest first."""
-    sql = "SELECT d.*, r.run_id, r.label, r.url FROM dlq d JOIN runs r ON r.seq = d.run_seq"
+    """The DLQ as the store holds it (ground truth for the listings), newest first by the entry's
+    ``createdAt`` (the failed message's creation)."""
+    sql = ("SELECT d.dlq_id, d.message_id, m.created_at, r.run_id, r.label, r.url FROM dlq d "
+           "JOIN runs r ON r.seq = d.run_seq JOIN messages m ON m.seq = d.message_seq")
     args: tuple[Any, ...] = ()
     if label is not None:
         sql, args = sql + " WHERE r.label = ?", (label,)
-    return blank_sandbox.area("queue").store.query(sql + " ORDER BY d.created_at DESC, d.dlq_id DESC", args)
+    return blank_sandbox.area("queue").store.query(sql + " ORDER BY m.created_at DESC, d.dlq_id DESC", args)
 
 
 def list_all(call: Callable[..., Any], method: str, items: str, **kwargs: Any) -> tuple[list[Any], int]:
@@ -138,11 +141,13 @@ def test_dlq_list_returns_every_entry_with_the_fields_the_sdk_reads(call, blank_
     messages, _ = list_all(call, "dlq.list", "messages")
     assert [m.dlq_id for m in messages] == [r["dlq_id"] for r in dlq_rows(blank_sandbox)]  # newest first
     finance = [m for m in messages if m.label == "finance"]
-    assert sorted(m.headers["Service-Workflow-RunId"][0] for m in finance) == sorted(failed["finance"])
+    assert sorted(m.headers["Upstash-Workflow-RunId"][0] for m in finance) == sorted(failed["finance"])
     for m in finance:
         assert (m.url, m.method, m.max_retries, m.response_status) == (FAIL_URL, "POST", 1, 500)
-        assert json.loads(m.body)["month"].startswith("2026-") and m.caller_ip == "127.0.0.1"
-        assert "upload" in m.response_body and "PermissionError: ledger API rejected the upload" in m.response_body
+        # the message that failed: collect's result, whose delivery ran upload
+        assert json.loads(m.body)["stepName"] == "collect" and m.caller_ip == "127.0.0.1"
+        assert json.loads(m.response_body) == {"error": "PermissionError", "message": "ledger API rejected the upload: 403"}
+        assert m.response_headers["Upstash-Error-Step-Name"] == ["upload"]  # the step that failed
         assert m.message_id.startswith("msg_") and m.not_before <= m.created_at and m.flow_control is None
         assert m.url_group is None and m.queue is None and m.schedule_id is None
     (ledger,) = [m for m in messages if m.label == "ledger"]
@@ -213,11 +218,15 @@ def test_dlq_delete_and_delete_many(call, blank_sandbox, trigger, label):
 
 
 # -- events log --------------------------------------------------------------------------------------
-def _states(logs: list[Any]) -> Counter[str]:
-    return Counter(log.state.value for log in logs)
+OUTCOMES = ("DELIVERED", "ERROR", "FAILED")
 
 
-def test_events_one_event_per_delivery(call, trigger, label):
+def _outcomes(logs: list[Any]) -> Counter[str]:
+    """How each delivery of these events ended (a message's log also has CREATED, ACTIVE, RETRY)."""
+    return Counter(log.state.value for log in logs if log.state.value in OUTCOMES)
+
+
+def test_events_one_outcome_per_delivery(call, trigger, label):
     ok = trigger(OK_URL, {"order": 9}, label=label)
     flaky = trigger(FLAKY_URL, {"day": 1}, label=label, retries=2)
     bad = trigger(FAIL_URL, {"month": "2026-12"}, label=label, retries=1)
@@ -225,11 +234,11 @@ def test_events_one_event_per_delivery(call, trigger, label):
     assert [log.time for log in logs] == sorted((log.time for log in logs), reverse=True)  # newest first
     by_run: dict[str, list[Any]] = {}
     for log in logs:
-        by_run.setdefault(log.headers["Service-Workflow-RunId"][0], []).append(log)
-    # the initial call and one event per attempt of each step
-    assert _states(by_run[ok]) == Counter(DELIVERED=2)
-    assert _states(by_run[flaky]) == Counter(DELIVERED=2, ERROR=1)
-    assert _states(by_run[bad]) == Counter(DELIVERED=2, ERROR=1, FAILED=1)  # init, collect; upload twice
+        by_run.setdefault(log.headers["Upstash-Workflow-RunId"][0], []).append(log)
+    # A delivery runs the next step: the initial call's runs the first step, each result's the next one.
+    assert _outcomes(by_run[ok]) == Counter(DELIVERED=2)  # the initial call (ran ship); ship's result (the end)
+    assert _outcomes(by_run[flaky]) == Counter(DELIVERED=2, ERROR=1)  # the initial call failed once in fetch
+    assert _outcomes(by_run[bad]) == Counter(DELIVERED=1, ERROR=1, FAILED=1)  # collect's result: upload, twice
     (error,) = [log for log in by_run[flaky] if log.state is LogState.ERROR]
     assert error.error == "ConnectionError: gateway returned 503" and error.response_status == 500
     assert error.next_delivery_time >= error.time
@@ -238,16 +247,17 @@ def test_events_one_event_per_delivery(call, trigger, label):
     for log in logs:
         assert log.label == label and log.method == "POST" and log.message_id.startswith("msg_")
         assert log.url in (OK_URL, FLAKY_URL, FAIL_URL) and log.url_group is None
-    delivered = [log for log in by_run[ok] if log.state is LogState.DELIVERED]
-    assert all(json.loads(base64.b64decode(log.body_base64)) == {"order": 9} for log in delivered)
-    assert all(log.response_status == 200 for log in delivered)
+    ship, initial = [log for log in by_run[ok] if log.state is LogState.DELIVERED]  # newest first
+    assert json.loads(base64.b64decode(initial.body_base64)) == {"order": 9}  # the trigger's payload
+    assert json.loads(base64.b64decode(ship.body_base64))["stepName"] == "ship"  # a step's result
+    assert initial.response_status == ship.response_status == 200
 
 
 def test_events_with_each_filter_and_the_cursor(call, trigger, label):
     trigger(OK_URL, {"order": 1}, label=label)
     trigger(FAIL_URL, {"month": "2027-01"}, label=label, retries=1)
     logs, _ = list_all(call, "log.list", "logs", filter={"label": label})
-    assert len(logs) == 6
+    assert _outcomes(logs) == Counter(DELIVERED=3, ERROR=1, FAILED=1)
 
     def found(**flt: Any) -> list[tuple[int, str, str]]:
         page = call("log.list", filter={"label": label, **flt})
@@ -260,7 +270,7 @@ def test_events_with_each_filter_and_the_cursor(call, trigger, label):
     upload = next(log for log in logs if log.state is LogState.FAILED).message_id
     ship = next(log for log in logs if log.url == OK_URL).message_id
     assert found(message_id=upload) == expect(lambda log: log.message_id == upload)
-    assert len(found(message_id=upload)) == 2  # the two attempts of one message
+    assert _outcomes([log for log in logs if log.message_id == upload]) == Counter(ERROR=1, FAILED=1)  # 2 attempts
     assert found(message_ids=[upload, ship]) == expect(lambda log: log.message_id in (upload, ship))
     assert found(state=LogState.FAILED) == expect(lambda log: log.state is LogState.FAILED)
     assert found(state=LogState.CANCELED) == []
@@ -273,7 +283,7 @@ def test_events_with_each_filter_and_the_cursor(call, trigger, label):
     # the cursor, one event per page, to the end: each event exactly once, in the same order
     paged, pages = list_all(call, "log.list", "logs", count=1, filter={"label": label})
     assert [(log.time, log.message_id, log.state) for log in paged] == [
-        (log.time, log.message_id, log.state) for log in logs] and pages == 6
+        (log.time, log.message_id, log.state) for log in logs] and pages == len(logs)
 
 
 def test_events_with_an_unknown_state_or_count_are_refused(blank_sandbox):

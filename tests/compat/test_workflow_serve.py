@@ -11,6 +11,7 @@ One sandbox and one app for the module; each test has workflows, labels and coun
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -65,15 +66,29 @@ def workflows(app: FastAPI, env: dict[str, str]) -> None:
 
     for key in ("resume", "restart"):
         flaky(serve, env, key, on_failure)
+    flaky(serve, env, "held", on_failure, retries=0)
+
+    @serve.post("/wf/twin", env=env)
+    async def twin(context: AsyncWorkflowContext[dict[str, Any]]) -> None:
+        async def charge() -> dict[str, Any]:
+            return {"paid": context.request_payload["total"]}
+
+        paid = await context.run("charge", charge)
+        await context.sleep("cool-down", 1)
+
+        async def book() -> dict[str, Any]:
+            return {"booked": paid}
+
+        await context.run("book", book)
 
     @serve.post("/wf/slow", env=env)
     async def slow(context: AsyncWorkflowContext[Any]) -> None:
         await context.sleep("a-long-nap", 3600)
 
 
-def flaky(serve: Serve, env: dict[str, str], key: str, on_failure: Any) -> None:
+def flaky(serve: Serve, env: dict[str, str], key: str, on_failure: Any, retries: int = 1) -> None:
     """``/wf/flaky-<key>``: its "ship" step fails until ``switches[key]`` is False."""
-    @serve.post(f"/wf/flaky-{key}", env=env, retries=1, failure_function=on_failure)
+    @serve.post(f"/wf/flaky-{key}", env=env, retries=retries, failure_function=on_failure)
     async def workflow(context: AsyncWorkflowContext[Any]) -> None:
         async def charge() -> str:
             ran[key] += 1
@@ -94,11 +109,36 @@ def sandbox(tmp_path_factory) -> Iterator[Sandbox]:
         yield sb
 
 
+class HoldsTheInit:
+    """The app, but its answer to the Init delivery of ``/wf/flaky-held`` (its second request: the first
+    is the publish that starts the run) comes a second late: the step the Init published is delivered,
+    and fails the run, while the Init's delivery is still in flight."""
+
+    def __init__(self, app: Any) -> None:
+        self.app, self.seen = app, 0
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        held = scope["type"] == "http" and scope["path"] == "/wf/flaky-held"
+        if held:
+            self.seen += 1
+        if not (held and self.seen == 2):
+            return await self.app(scope, receive, send)
+        sent: list[Any] = []
+
+        async def keep(message: Any) -> None:
+            sent.append(message)
+
+        await self.app(scope, receive, keep)
+        await asyncio.sleep(1)
+        for message in sent:
+            await send(message)
+
+
 @pytest.fixture(scope="module")
 def app(sandbox: Sandbox) -> Iterator[AppServer]:
     api = FastAPI()
     workflows(api, vendor_env(sandbox.env))
-    with AppServer(api) as server:
+    with AppServer(HoldsTheInit(api)) as server:
         yield server
 
 
@@ -175,6 +215,24 @@ def test_a_failing_step_retries_into_the_dlq_calls_the_failure_function_and_resu
     assert queue.dlq(workflow_url=url).messages == []
 
 
+def test_a_run_that_fails_while_an_earlier_delivery_is_in_flight_resumes_from_its_failed_step(qstash, app, queue):
+    """The Init's answer comes after the step it published failed the run (retries 0): the Init did its
+    work, so the resume keeps "charge" and runs only "ship" (it ran "charge" again, and failed, when
+    the failure cut the Init's delivery and the resume made it again)."""
+    key = "held"
+    url, entry = failed_entry(qstash, app, queue, key)
+    [failed] = ended(queue, url)
+    assert failed.workflow_state.value == "RUN_FAILED" and ran[key] == 1
+    eventually(lambda: [e for e in queue.iter_events(workflow_run_id=failed.workflow_run_id)
+                        if e.step_name == "init" and e.state.value == "DELIVERED"], "the Init's late answer recorded")
+    switches[key] = False
+    resumed = queue.resume(entry.dlq_id)
+    runs = ended(queue, url, 2)
+    latest = next(r for r in runs if r.workflow_run_created_at == resumed.workflow_created_at)
+    assert latest.workflow_state.value == "RUN_SUCCESS" and ran[key] == 1
+    assert [s[1] for s in steps(latest)] == ["init", "charge", "ship"]
+
+
 def test_a_failed_run_restarted_from_the_dlq_runs_every_step_again(qstash, app, queue):
     key = "restart"
     url, entry = failed_entry(qstash, app, queue, key)
@@ -194,3 +252,36 @@ def test_cancel_ends_a_sleeping_run(qstash, app, queue):
     [canceled] = ended(queue, url)
     assert canceled.workflow_state.value == "RUN_CANCELED"
     assert steps(canceled)[-1][1:] == ("a-long-nap", "SleepFor", "STEP_CANCELED")
+
+
+def test_a_workflow_registered_in_the_sandbox_is_served_like_an_app_of_the_sdk(sandbox, qstash, app, queue):
+    """One runner: ``runner.register`` only names the function the local QStash delivers a URL's messages
+    to (in process); the run is published, delivered, logged and evented exactly as the SDK's app's."""
+    def twin(context: Any) -> Any:
+        paid = context.run("charge", lambda: {"paid": context.body["total"]})
+        context.sleep("cool-down", 1)
+        return context.run("book", lambda: {"booked": paid})
+
+    registered = "https://shop.example/wf/twin"
+    sandbox.area("queue").runner.register(registered, twin)
+    served = start(qstash, app, "/wf/twin", {"total": 9})
+    qstash.message.publish_json(url=registered, body={"total": 9})  # as to the app: the SDK's own call
+    [ours], [theirs] = ended(queue, registered), ended(queue, served)
+    assert ours.workflow_state.value == theirs.workflow_state.value == "RUN_SUCCESS"
+    assert steps(ours) == steps(theirs) == [
+        ("sequential", "init", "Initial", "STEP_SUCCESS"), ("sequential", "charge", "Run", "STEP_SUCCESS"),
+        ("sequential", "cool-down", "SleepFor", "STEP_SUCCESS"), ("sequential", "book", "Run", "STEP_SUCCESS")]
+    assert [json.loads(s.out) for g in ours.steps[1:] for s in g.steps if s.out] == \
+        [json.loads(s.out) for g in theirs.steps[1:] for s in g.steps if s.out]
+
+    def deliveries(run: Any) -> list[tuple[str | None, list[str]]]:
+        """The run's messages in the order they were made, each with its step and its events' states."""
+        messages: dict[str, tuple[str | None, list[str]]] = {}
+        for event in reversed(list(queue.iter_events(workflow_run_id=run.workflow_run_id))):  # oldest first
+            messages.setdefault(event.message_id, (event.step_name, []))[1].append(event.state.value)
+        return list(messages.values())
+
+    assert deliveries(ours) == deliveries(theirs) == [
+        (step, ["CREATED", "ACTIVE", "DELIVERED"]) for step in ("init", "charge", "cool-down", "book")]
+    with pytest.raises(ModuleNotFoundError):  # the runner that ran workflows in threads of its own is gone
+        __import__("svckit.sandbox.runner")

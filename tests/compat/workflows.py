@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from svckit.sandbox import Sandbox
-from svckit.sandbox.failure import WorkflowFailure
+from svckit.sandbox.workflow.local import WorkflowFailure
 
 FLAKY_URL = "https://compat.example/workflows/flaky"
 SLOW_URL = "https://compat.example/workflows/slow"
@@ -38,11 +38,15 @@ class _Seen:
 
 def register_workflows(runner: Any) -> dict[str, str]:
     """Register the three workflows; their URLs as the ``COMPAT_*`` variables the JS tests read."""
-    flaky_runs, callback_calls = _Seen(), _Seen()
+    callback_calls = _Seen()
+
+    first_runs: dict[str, int | None] = {}
 
     def flaky(context: Any) -> Any:
         context.run("reserve", lambda: {"reserved": context.body})
-        first = flaky_runs.first(context.workflow_run_id)
+        # the first run of this id (replayed at each delivery: decided by the run's creation, not a count)
+        first = first_runs.setdefault(context.workflow_run_id, context.workflow_run_created_at) == \
+            context.workflow_run_created_at
 
         def charge() -> dict[str, Any]:
             if first:

@@ -10,7 +10,7 @@ import pytest
 
 from svckit.queue import AsyncQueue, Queue
 from svckit.sandbox import Sandbox
-from svckit.sandbox.runner import WorkflowRunner
+from svckit.sandbox.workflow.runner import WorkflowRunner
 
 
 @pytest.fixture

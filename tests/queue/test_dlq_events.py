@@ -14,8 +14,9 @@ import pytest
 from svckit import frames
 from svckit._http import ApiRequest
 from svckit.errors import BadRequest, InvalidArgument, NotFound, UnprocessableEntity
-from svckit.queue import EventState, RunState, StepState
+from svckit.queue import EventState, RunState
 from svckit.queue.protocol import build_cancel_many_request, build_events_request, build_from_dlq_request
+from tests.conftest import eventually
 
 URL = "https://app.example.com/api/workflows/export"
 SLOW_URL = "https://app.example.com/api/workflows/slow"
@@ -53,21 +54,23 @@ def fail_runs(runner, n, **options):
 @pytest.fixture
 def slow(runner):
     """Two workflows that block in their first step until released (runs stay RUN_STARTED)."""
-    release = threading.Event()
+    release, started = threading.Event(), threading.Semaphore(0)
 
     def wf(context):
-        context.run("wait", lambda: release.wait(30))
+        context.run("wait", lambda: started.release() or release.wait(30))
         return context.run("after", lambda: "done")
 
     runner.register(SLOW_URL, wf)
     runner.register(OTHER_SLOW_URL, wf)
+    release.started = started  # type: ignore[attr-defined]
     yield release
     release.set()
 
 
-def start_slow(runner, url, run_id):
+def start_slow(runner, slow, url, run_id):
+    """A run of a slow workflow, once its first step runs."""
     handle = runner.trigger(url, run_id=run_id)
-    assert runner.wait_for_step(handle, "wait")
+    assert slow.started.acquire(timeout=10)
     return handle
 
 
@@ -81,7 +84,9 @@ def test_dlq_entries_filters_cursor_and_get(runner, queue, broken):
     m = finance[0]
     assert (m.url, m.method, m.max_retries, m.response_status) == (URL, "POST", 0, 500)
     assert (m.flow_control_key, m.flow_control_value, m.parallelism) == ("ledger", "parallelism=2", 2)
-    assert "RuntimeError: ledger down" in m.response_body and json.loads(m.body)["n"] in (0, 1, 2)
+    # the failed message: the delivery of "collect"'s result, in which "upload" failed
+    assert json.loads(m.response_body) == {"error": "RuntimeError", "message": "ledger down"}
+    assert json.loads(m.body)["stepName"] == "collect"
     assert queue.dlq_message(m.dlq_id) == m
     assert [x.dlq_id for x in queue.iter_dlq(label="finance")] == [x.dlq_id for x in finance]
     assert [x.dlq_id for x in queue.iter_dlq(message_id=m.message_id)] == [m.dlq_id]
@@ -155,8 +160,9 @@ def test_restart_runs_every_step_again(runner, queue, broken):
     fail_runs(runner, 2)
     ids = [m.dlq_id for m in queue.iter_dlq()]
     broken.clear()
-    for r in queue.restart_many(ids, run_id="wfr_batch"):
-        assert r.workflow_run_id == "wfr_batch"
+    with pytest.raises(UnprocessableEntity, match="one run at a time"):
+        queue.restart_many(ids, run_id="wfr_batch")  # one id for two runs in progress: nothing starts
+    for r in queue.restart_many(ids):
         assert runner.wait(runner.handle(r.workflow_run_id, r.workflow_created_at)) == "RUN_SUCCESS"
     assert queue.dlq().messages == [] and broken.counts["collect"] == 6
 
@@ -164,7 +170,7 @@ def test_restart_runs_every_step_again(runner, queue, broken):
 def test_resume_of_an_unregistered_workflow_is_422_and_keeps_the_entry(queue_sandbox, runner, queue, broken):
     fail_runs(runner, 1)
     (entry,) = queue.dlq().messages
-    runner._workflows.pop(URL)  # as after a restart of the sandbox without registering it again
+    runner.app.workflows.pop(URL)  # as after a restart of the sandbox without registering it again
     for action in (queue.resume, queue.restart):
         with pytest.raises(UnprocessableEntity):
             action(entry.dlq_id)
@@ -172,10 +178,10 @@ def test_resume_of_an_unregistered_workflow_is_422_and_keeps_the_entry(queue_san
 
 
 def test_cancel_many_by_url_prefix_and_all(runner, queue, slow):
-    a = start_slow(runner, SLOW_URL, "wfr_a")
-    b = start_slow(runner, SLOW_URL, "wfr_b")
-    c = start_slow(runner, OTHER_SLOW_URL, "wfr_c")
-    d = start_slow(runner, OTHER_SLOW_URL, "wfr_d")
+    a = start_slow(runner, slow, SLOW_URL, "wfr_a")
+    b = start_slow(runner, slow, SLOW_URL, "wfr_b")
+    c = start_slow(runner, slow, OTHER_SLOW_URL, "wfr_c")
+    d = start_slow(runner, slow, OTHER_SLOW_URL, "wfr_d")
     assert queue.cancel_many(["wfr_a", "wfr_unknown"]) == 1
     assert queue.cancel_many(["wfr_a"]) == 0  # no longer in progress: skipped, not an error
     assert queue.cancel_by_url("https://app.example.com/") == 1  # wfr_b
@@ -187,7 +193,8 @@ def test_cancel_many_by_url_prefix_and_all(runner, queue, slow):
     states = {r.workflow_run_id: r for r in queue.iter_runs()}
     assert {k: r.workflow_state for k, r in states.items()} == dict.fromkeys(
         ["wfr_a", "wfr_b", "wfr_c", "wfr_d"], RunState.RUN_CANCELED)
-    assert all(r.step("wait").state is StepState.STEP_CANCELED and r.step("after") is None for r in states.values())
+    # the step in flight never reported (what it returned was refused: the run had ended), the next never ran
+    assert all(r.step("wait") is None and r.step("after") is None for r in states.values())
     with pytest.raises(InvalidArgument):
         build_cancel_many_request(run_ids=["x"], url_prefix="y")
     with pytest.raises(InvalidArgument):
@@ -214,15 +221,22 @@ def test_events_log_one_event_per_delivery(runner, queue, broken):
     broken.clear()
     resumed = queue.resume(queue.dlq().messages[0].dlq_id)
     assert runner.wait(runner.handle(resumed.workflow_run_id, resumed.workflow_created_at)) == "RUN_SUCCESS"
-    events = list(queue.iter_events(progress=True, workflow_run_id=failed.workflow_run_id))
+    def delivered_and_failed():  # the delivery that ended the run is recorded just after the run ended
+        found = list(queue.iter_events(progress=True, workflow_run_id=failed.workflow_run_id))
+        return found if sum(e.state is EventState.DELIVERED for e in found) == 3 else None
+
+    events = eventually(delivered_and_failed, "the resumed run's last delivery recorded")
     assert [e.time for e in events] == sorted((e.time for e in events), reverse=True)
-    # first run: init, collect, upload FAILED; resumed run: init, upload (collect is copied, not delivered)
-    assert Counter((e.step_name, e.state) for e in events) == Counter({
-        ("init", EventState.DELIVERED): 2, ("collect", EventState.DELIVERED): 1,
-        ("upload", EventState.FAILED): 1, ("upload", EventState.DELIVERED): 1})
+    # each message of the run, under the step it carries: the first run's init, and collect's result,
+    # whose delivery failed in "upload"; the resumed run delivers collect's result again (collect is
+    # kept, not run), then upload's result
+    assert Counter((e.step_name, e.state) for e in events if e.state in (EventState.DELIVERED, EventState.FAILED)) == \
+        Counter({("init", EventState.DELIVERED): 1, ("upload", EventState.FAILED): 1,
+                 ("collect", EventState.DELIVERED): 1, ("upload", EventState.DELIVERED): 1})
     (failure,) = [e for e in events if e.state is EventState.FAILED]
-    assert failure.error == "RuntimeError: ledger down" and failure.response_status == 500
-    assert all(json.loads(e.payload) == {"n": 0} and e.label == "ev" for e in events)
+    assert failure.error == "RuntimeError: ledger down" and failure.response_status == 500  # the app's {error, message}
+    assert all(e.label == "ev" for e in events)
+    assert {json.dumps(json.loads(e.payload)) for e in events if e.step_name == "init"} == {json.dumps({"n": 0})}
     assert [e.message_id for e in queue.iter_events(state=EventState.FAILED)] == [failure.message_id]
     upload_ok = next(e for e in events if e.step_name == "upload" and e.state is EventState.DELIVERED)
     assert {e.message_id for e in queue.iter_events(message_ids=[failure.message_id, upload_ok.message_id])} == {
@@ -250,18 +264,22 @@ def test_retried_attempts_are_error_events_with_the_next_delivery(runner, queue)
     runner.register(URL, lambda context: context.run("sync", flaky))
     handle = runner.trigger(URL, retries=1)
     assert runner.wait(handle) == "RUN_SUCCESS"
-    events = {e.state: e for e in queue.iter_events(workflow_run_id=handle.workflow_run_id, url=URL)
-              if e.step_name == "sync"}
-    assert set(events) == {EventState.ERROR, EventState.DELIVERED}
+    def sync_events():  # the delivery that ended the run is recorded just after the run ended
+        found = {e.state: e for e in queue.iter_events(workflow_run_id=handle.workflow_run_id, url=URL)
+                 if e.step_name == "sync" and e.state in (EventState.ERROR, EventState.DELIVERED)}
+        return found if len(found) == 2 else None
+
+    events = eventually(sync_events, "the error and the delivery of step sync")
     error = events[EventState.ERROR]
-    assert error.error == "ConnectionError: 503" and error.next_delivery_time >= error.time
+    assert error.response_status == 500 and error.next_delivery_time >= error.time
     assert events[EventState.DELIVERED].next_delivery_time is None
 
 
 def test_cancel_writes_a_canceled_event(runner, queue, slow):
-    handle = start_slow(runner, SLOW_URL, "wfr_ev")
+    handle = start_slow(runner, slow, SLOW_URL, "wfr_ev")
     queue.cancel("wfr_ev")
-    assert [e.step_name for e in queue.iter_events(state="CANCELED")] == ["wait"]
+    # the delivery in flight (the run's init, running "wait") ends canceled
+    assert [(e.workflow_run_id, e.step_name) for e in queue.iter_events(state="CANCELED")] == [("wfr_ev", "init")]
     slow.set()
     assert runner.wait(handle) == "RUN_CANCELED"
 
@@ -301,7 +319,7 @@ async def test_async_twin(runner, aqueue, broken, slow):
     await asyncio.to_thread(runner.wait, runner.handle(result.workflow_run_id, result.workflow_created_at))
     resumed = await aqueue.resume_many([ids[1]])
     assert len(resumed) == 1 and await aqueue.delete_dlq_many(ids) == 0
-    handle = await asyncio.to_thread(start_slow, runner, SLOW_URL, "wfr_async")
+    handle = await asyncio.to_thread(start_slow, runner, slow, SLOW_URL, "wfr_async")
     assert await aqueue.cancel_many(["wfr_async"]) == 1
     assert await aqueue.cancel_by_url(SLOW_URL) == 0 and await aqueue.cancel_all() == 0
     events = [e async for e in aqueue.iter_events(state=EventState.CANCELED)]

@@ -19,7 +19,7 @@ def test_walks_take_pages_of_the_most_the_service_takes(queue_sandbox: Sandbox, 
     with Queue.from_settings(queue_sandbox.settings, transport=transport) as queue:
         walks: dict[str, tuple[Callable[[], Iterator[Any]], int, int, str]] = {
             "runs": (queue.iter_runs, 150, 15, "10"), "dlq": (queue.iter_dlq, 150, 2, "100"),
-            "events": (queue.iter_events, 300, 1, "1000")}  # two deliveries a run: the call, the step
+            "events": (queue.iter_events, 450, 1, "1000")}  # a run's one message: created, attempted, failed
         for name, (walk, items, requests, count) in walks.items():
             transport.clear()
             assert sum(1 for _ in walk()) == items, name

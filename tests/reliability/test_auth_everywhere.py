@@ -24,7 +24,7 @@ from tests.reliability.conftest import Live, area_of, assert_error_body, kv_back
 SAMPLE = {"command": "GET", "arg1": "k", "arg2": "v", "arg3": "x", "channel": "c", "message": "m", "index": "dense",
           "namespace": "ns", "id": "idx_products", "workflowRunId": "wfr_x", "dlqId": "dlq_x",
           "url": "https://example.com/wf", "destination": "http://127.0.0.1:9/hook", "queue": "q", "messageId": "msg_x",
-          "name": "n", "scheduleId": "scd_x"}
+          "name": "n", "scheduleId": "scd_x", "eventId": "evt_x"}
 
 
 def _routes() -> list[tuple[str, str]]:

@@ -31,8 +31,8 @@ from svckit.kv import KV
 from svckit.localindex import LocalIndex
 from svckit.sandbox import Sandbox
 from svckit.sandbox.logs import recording
-from svckit.sandbox.runner import MessageTooLarge
 from svckit.sandbox.store import Store
+from svckit.sandbox.workflow.runner import MessageTooLarge
 from svckit.vector import Vector
 from tests.conftest import (
     cli_sandbox,
@@ -151,18 +151,19 @@ def test_a_full_disk_refuses_each_areas_writes_by_name_keeps_every_store_whole_a
 
             filler = fill(small_fs)
 
-            # D: the run's next write waits for the disk; its thread carries on when space is back
+            # D: the held step's result cannot be kept: the delivery waits for the disk and is made again
+            # once space is back (the step runs again: a delivery is at least once)
             with recording() as lines:
                 workflow.released.set()
                 eventually(lambda: any("waits until the disk takes writes again" in line for line in lines),
-                           "the held run's write waiting for the disk")
+                           "the held run's delivery waiting for the disk")
             assert f"could not write {state}: {FULL}" in next(line for line in lines if "waits" in line)
             assert FULL in refused(lambda: clients.queue.trigger(URL, {"blob": PAYLOAD}), state)
             # C: nothing of a refused write shows (the queue token still works: the rotation did not happen)
             assert FULL in refused(lambda: clients.account.rename_search_index("idx_products", PAYLOAD[:200]), state)
             refused(clients.account.rotate_queue_token, state)
             (run,) = clients.queue.workflow_logs(workflow_run_id=held.workflow_run_id).runs
-            assert run.workflow_state == "RUN_STARTED" and run.step("held").state == "STEP_PROGRESS"
+            assert run.workflow_state == "RUN_STARTED" and run.step("held") is None  # not kept yet
             # B: the index answers as before each refused write, in memory as on disk
             assert FULL in refused(lambda: vec.upsert(vectors(["n1", "n2", "n3"])), index)
             assert vec.fetch(["n1", "n2", "n3"]) == [None, None, None]
@@ -283,7 +284,7 @@ def test_runs_started_together_start_all_or_none(tmp_path):
     with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0) as sandbox:
         runner = sandbox.area("queue").runner
         runner.register(URL, lambda context: None)
-        too_large = "x" * (runner.message_limit() + 1)
+        too_large = "x" * (int(sandbox.area("queue").store.queue_account()["max_message_size"]) + 1)
         with pytest.raises(MessageTooLarge):
             runner.trigger_many([{"url": URL, "body": "fits"}, {"url": URL, "body": too_large}])
         assert not sandbox.area("queue").store.query("SELECT * FROM runs")

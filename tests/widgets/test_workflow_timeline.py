@@ -21,7 +21,7 @@ from plotly.callbacks import Points
 from svckit.errors import NotFound
 from svckit.queue import Queue, WorkflowRuns
 from svckit.sandbox import Sandbox
-from svckit.sandbox.runner import RunHandle
+from svckit.sandbox.workflow.runner import RunHandle
 from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.counting import CountingTransport

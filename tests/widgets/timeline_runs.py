@@ -1,6 +1,6 @@
 """Workflows the timeline's sandbox tests register, and the runs they make of them.
 
-Every run executes in the sandbox's own runner (in this process) and is waited for with the runner's
+Every run is served by the sandbox's own runner (in this process) and is waited for with the runner's
 bounded waits, never a fixed sleep:
 
 - ``steps``: an Initial step, ``fetch`` that fails on its first attempt and then returns
@@ -8,7 +8,7 @@ bounded waits, never a fixed sleep:
 - ``flaky``: ``prepare``, then ``flaky``, which fails on its first three attempts (counted per body
   ``token`` across runs, so a resume continues the count); with ``retries=0`` a run fails on the first
   attempt, a resume with ``retries=3`` succeeds on its fourth, one without the override fails again;
-- ``block``: one step that waits until the test releases it (a run in progress).
+- ``block``: one step, shown in progress, that waits until the test releases it (a run in progress).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from svckit.queue.models import ResumeResult, WorkflowRun
-from svckit.sandbox.runner import RunHandle, WorkflowRunner
+from svckit.sandbox.workflow.runner import RunHandle, WorkflowRunner
 
 BASE = "https://timeline.test/api/workflows"
 STEPS_URL = f"{BASE}/steps"
@@ -86,7 +86,9 @@ class Workflows:
 
     def block(self, context: Any) -> Any:
         release = self.releases[context.body["token"]]
-        return context.run("wait", lambda: release.wait(DEADLINE))
+        # a parallel branch: announced (its plan) before it runs, so the log shows it in progress, as the
+        # QStash sees it; a plain context.run is known only by its result
+        return context.parallel({"wait": lambda: release.wait(DEADLINE)})
 
     # -- making runs ----------------------------------------------------------------------------------
     def finish(self, handle: RunHandle) -> str:

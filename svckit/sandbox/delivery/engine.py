@@ -18,7 +18,11 @@ sandbox's event loop, tried again on failure, and put in the DLQ when its retrie
   spent or the destination answered 489 with ``Upstash-NonRetryable-Error: true``. A callback message is
   made after every attempt of a message that has one, a failure-callback message when it fails.
 - **Redirects are not followed**, and the client ignores proxy variables: a delivery goes to the
-  loopback URL that was checked at publish (:mod:`.destination`), nowhere else.
+  loopback URL that was checked at publish (:mod:`.destination`), nowhere else; a workflow registered
+  in the sandbox (:mod:`svckit.sandbox.workflow.local`) gets its deliveries in process, through httpx's
+  ASGI transport.
+- **Workflow runs** (messages of a run, :mod:`svckit.sandbox.workflow`): :attr:`Deliveries.runs` gives a
+  run's delivery its body and headers before the attempt and records what the outcome means for the run.
 
 Times in the table are Unix milliseconds. ``backoff_scale`` multiplies every retry delay: 1 as the
 hosted service (12 s before the first retry); tests and demos pass less (``Sandbox(queue_backoff_scale=...)``).
@@ -41,6 +45,7 @@ from typing import Any
 
 import httpx
 
+from svckit.errors import DiskError
 from svckit.queue.models import EventState
 from svckit.sandbox.delivery.backoff import asked_delay, retry_delay
 from svckit.sandbox.delivery.options import FlowControl, flow_control_of
@@ -77,6 +82,10 @@ class _Pending:
     lane: str | None = None  # the queue
     flow: FlowControl | None = None
     holds_lane: bool = False
+
+
+class _Unserved(Exception):
+    """A message's URL may not be delivered to now (:attr:`Deliveries.refusal`): it waits."""
 
 
 @dataclass
@@ -121,19 +130,31 @@ class Deliveries:
         self._rates: dict[str, _Rate] = {}
         self._active = 0
         self._global = 10
-        self._attempts: set[asyncio.Task[None]] = set()
+        self._attempts: dict[int, asyncio.Task[None]] = {}  # by message seq
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._idle = asyncio.Event()
         #: the served workflow runs (:class:`svckit.sandbox.workflow.runs.ServedRuns`): the body and
         #: headers of a run's delivery, and what its outcome means for the run
         self.runs: Any = None
+        #: workflows served in this process (:mod:`svckit.sandbox.workflow.local`): which URLs, and
+        #: their ASGI app, delivered to through httpx's ASGI transport instead of the network
+        self.local: tuple[Callable[[str], bool], Any] | None = None
+        self._local_client: httpx.AsyncClient | None = None
+        #: why a URL may not be delivered to now (None: it may): the publisher's loopback rule, asked
+        #: again before each attempt, since a registered workflow's URL is no longer served after a
+        #: restart until it is registered again; such a message waits (no attempt is spent), as on a
+        #: full disk, and is delivered once its URL is served
+        self.refusal: Callable[[str], str | None] = lambda url: None
+        self._told_waiting: set[int] = set()
 
     # -- lifecycle (on the event loop) ----------------------------------------------------------
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._client = httpx.AsyncClient(trust_env=False, follow_redirects=False,
                                          limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+        if self.local is not None:
+            self._local_client = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.local[1]))
         self._global = int(self.account()["max_global_parallelism"])
         self.store.account_listeners.append(self._account_changed)
         self._queues = {r["name"]: (r["parallelism"], bool(r["paused"]))
@@ -151,11 +172,13 @@ class Deliveries:
             self.store.account_listeners.remove(self._account_changed)
         if self._task is not None:
             self._task.cancel()
-        for attempt in list(self._attempts):
+        for attempt in list(self._attempts.values()):
             attempt.cancel()
-        await asyncio.gather(*(t for t in [self._task, *self._attempts] if t is not None), return_exceptions=True)
-        if self._client is not None:
-            await self._client.aclose()
+        await asyncio.gather(*(t for t in [self._task, *self._attempts.values()] if t is not None),
+                             return_exceptions=True)
+        for client in (self._client, self._local_client):
+            if client is not None:
+                await client.aclose()
 
     # -- from any thread ------------------------------------------------------------------------
     def submit(self, items: list[Waiting]) -> None:
@@ -164,7 +187,8 @@ class Deliveries:
         self._call(self._add_many, items)
 
     def forget(self, seqs: list[int]) -> None:
-        """These messages were canceled: deliver them no more (an attempt in flight finishes unrecorded)."""
+        """These messages were canceled: deliver them no more (an attempt in flight is cut short, and
+        not recorded)."""
         self._call(self._forget, seqs)
 
     def queue_changed(self, name: str, parallelism: int | None, paused: bool = False) -> None:
@@ -200,6 +224,9 @@ class Deliveries:
 
     def _forget(self, seqs: list[int]) -> None:
         for seq in seqs:
+            attempt = self._attempts.get(seq)
+            if attempt is not None:  # cut short: a workflow not yet running never starts
+                attempt.cancel()
             pending = self._pending.pop(seq, None)
             if pending is not None:
                 self._release_lane(pending)
@@ -289,8 +316,9 @@ class Deliveries:
             pending.holds_lane = True
             self._lane_held[pending.lane] += 1
         task = asyncio.create_task(self._attempt(pending), name=f"svckit-delivery-{pending.seq}")
-        self._attempts.add(task)
-        task.add_done_callback(self._attempts.discard)
+        self._attempts[pending.seq] = task
+        task.add_done_callback(lambda done: self._attempts.pop(pending.seq) if self._attempts.get(pending.seq) is done
+                               else None)
 
     async def _attempt(self, pending: _Pending) -> None:
         next_due: int | None = None
@@ -303,7 +331,15 @@ class Deliveries:
             self._add_many(made)
         except StoreClosed:
             return  # the sandbox is stopping: the message is delivered again at the next start
-        except Exception:  # one message's fault (a disk that refused a write) must not stop the engine
+        except DiskError as exc:  # its row is still waiting: delivered again once the disk takes writes
+            log.warning("message seq %s waits until the disk takes writes again: %s", pending.seq, exc)
+            next_due = now_ms() + int(FAULT_RETRY * 1000)
+        except _Unserved as exc:  # still waiting, no attempt spent: asked again in a second
+            if pending.seq not in self._told_waiting:
+                self._told_waiting.add(pending.seq)
+                log.warning("message seq %s waits until its URL is served: %s", pending.seq, exc)
+            next_due = now_ms() + int(FAULT_RETRY * 1000)
+        except Exception:  # one message's fault must not stop the engine
             log.exception("delivering message seq %s failed; trying again in %s s", pending.seq, FAULT_RETRY)
             next_due = now_ms() + int(FAULT_RETRY * 1000)  # its row is still waiting: nothing is lost
         finally:
@@ -326,6 +362,10 @@ class Deliveries:
             row = db.execute("SELECT * FROM messages WHERE seq = ?", (seq,)).fetchone()
             if row is None or row["state"] not in WAITING:
                 return None
+            local = self.local is not None and self.local[0](row["url"])
+            refused = None if local else self.refusal(row["url"])
+            if refused is not None:
+                raise _Unserved(refused)
             job = dict(row)
             job["options"] = json.loads(row["options"])
             job["headers"] = json.loads(row["headers"])
@@ -340,7 +380,6 @@ class Deliveries:
         return job
 
     async def _send(self, job: dict[str, Any]) -> _Outcome:
-        assert self._client is not None
         headers = [(name, value) for name, value in job["headers"] if name.lower() not in DELIVERY_HEADERS]
         headers += [("User-Agent", USER_AGENT), ("Upstash-Message-Id", job["message_id"]),
                     ("Upstash-Retried", str(job["retried"])),
@@ -349,8 +388,11 @@ class Deliveries:
                                ("Upstash-Caller-Ip", "caller_ip")):
             if job[column]:
                 headers.append((header, job[column]))
+        local = self.local is not None and self.local[0](job["url"])
+        client = self._local_client if local else self._client
+        assert client is not None
         try:
-            async with self._client.stream(job["method"], job["url"], headers=headers, content=job["body"],
+            async with client.stream(job["method"], job["url"], headers=headers, content=job["body"],
                                            timeout=job["timeout"]) as response:
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
@@ -380,6 +422,13 @@ class Deliveries:
                 return None, []  # canceled while it was delivered
             response = (outcome.status, json.dumps(sorted(outcome.headers.items())), outcome.body)
             dlq_id = None
+            if not outcome.ok and job["run_seq"] is not None and self.runs.ended(db, job):
+                # a step of a run that failed while this delivery was made (a sibling branch): cut by
+                # that failure, delivered again if the run is resumed; not retried, not a failure of its own
+                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
+                           "response_body = ? WHERE seq = ?", (EventState.CANCELED.value, *response, seq))
+                add_event(db, seq, message_id, EventState.CANCELED.value, now, error=error, status=outcome.status)
+                return None, []
             if outcome.ok:
                 state = EventState.DELIVERED.value
                 db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
@@ -401,7 +450,8 @@ class Deliveries:
                 db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
                            "response_body = ? WHERE seq = ?", (EventState.FAILED.value, *response, seq))
                 add_event(db, seq, message_id, EventState.FAILED.value, now, error=error, status=outcome.status)
-                dlq_id = self._to_dlq(db, job, outcome, error, now, int(account.get("max_dlq_size") or 0))
+                if job["run_seq"] is None or job["kind"] == "message":  # a run's callbacks: its entry tells them
+                    dlq_id = self._to_dlq(db, job, outcome, error, now, int(account.get("max_dlq_size") or 0))
                 if job["options"].get("failure_callback", {}).get("url"):
                     made.append(self._callback(db, job, outcome, "failure_callback", now, dlq_id=dlq_id))
             if job["options"].get("callback", {}).get("url"):

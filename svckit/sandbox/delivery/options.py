@@ -218,6 +218,8 @@ def forwarded_headers(headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]
 def _labels(raw: str | None) -> tuple[str, ...]:
     if raw is None:
         return ()
+    if not raw.strip():
+        raise OptionError("Upstash-Label: must not be empty")
     labels = tuple(p.strip() for p in raw.split(",") if p.strip())
     for label in labels:
         if not NAME.match(label):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -58,12 +58,25 @@ class Publisher:
         self.store, self.engine, self.allowed = store, engine, frozenset(allowed)
         self.runs = ServedRuns(engine.forget, engine.submit)
         engine.runs = self.runs
+        engine.refusal = self.refusal
+        #: URLs served in this process (the sandbox's registered workflows): no loopback rule for them
+        self.local: Callable[[str], bool] = lambda url: False
 
     def check_url(self, url: str, what: str) -> str:
+        if self.local(url):
+            return url
         try:
             return check_url(url, self.allowed, what=what)
         except DestinationError as exc:
             raise ApiError(400, str(exc)) from None
+
+    def refusal(self, url: str) -> str | None:
+        """Why ``url`` may not be delivered to (the engine asks before each attempt), or None."""
+        try:
+            self.check_url(url, "destination")
+        except ApiError as exc:
+            return f"{exc.message} (no workflow is registered at this URL either)"
+        return None
 
     def check_urls(self, destination: Destination, options: MessageOptions) -> None:
         """The loopback rule for every URL a message names: its destination and its callbacks."""

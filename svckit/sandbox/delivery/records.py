@@ -64,10 +64,12 @@ class NewMessage:
     flow_control_value: str | None = None
     message_id: str = field(default_factory=new_message_id)
     #: a message of a served workflow run (:mod:`svckit.sandbox.workflow`): its run, the place of its
-    #: step in the run's history (None: not in it), and its call type (step, toCallback, fromCallback, failureCall)
+    #: step in the run's history (None: not in it), its call type (step, toCallback, fromCallback,
+    #: failureCall) and the name of the step it carries (what its events are shown under)
     run_seq: int | None = None
     history_no: int | None = None
     call_type: str | None = None
+    step_name: str | None = None
 
 
 #: what the delivery engine takes of a kept message: seq, due (Unix ms), queue, flow control key and value

@@ -49,7 +49,8 @@ def wait(db: Any, event_id: str, body: Any, headers: dict[str, str], now: int) -
     timeout_url = body.get("timeoutUrl") or body["url"]
     ending = NewMessage(url=timeout_url, body=b"", headers=list(forwarded_headers(dict(header_pairs(body.get("timeoutHeaders"))))),
                         options={**_options(config), "waiter": event_id}, max_retries=run["retries"],
-                        not_before=now + int(seconds * 1000), run_seq=run["seq"], call_type="step")
+                        not_before=now + int(seconds * 1000), run_seq=run["seq"], call_type="step",
+                        step_name=str(step.get("stepName") or "") or None)
     waiting = insert_message(db, ending, now)
     db.execute("INSERT INTO waiters (event_id, run_seq, url, deadline, timeout_url, headers, timeout_headers, step, "
                "timeout_seq, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -92,7 +93,7 @@ def notify(db: Any, event_id: str, data: bytes, run_id: str | None, now: int) ->
         body = wait_result(json.loads(row["step"]), event_id, data)
         message = NewMessage(url=row["url"], body=body, headers=json.loads(row["headers"]),
                              options=_options(json.loads(row["config"])), max_retries=row["retries"],
-                             run_seq=row["run_seq"], call_type="step")
+                             run_seq=row["run_seq"], call_type="step", step_name=json.loads(row["step"]).get("stepName"))
         message.history_no = append_entry(db, row["run_seq"], message.message_id, body, now, delayed=False)
         waiting.append(insert_message(db, message, now))
         answers.append({"waiter": _waiter_wire(row), "messageId": message.message_id, "error": "",

@@ -4,8 +4,7 @@ mounts them beside the runs log and the DLQ, which read every run alike):
 - ``GET  /v2/workflows/runs/{id}``             the run's history, as its deliveries carry it (the JS SDK
   reads it when a delivery comes without a body)
 - ``DELETE /v2/workflows/runs/{id}?cancel=``   the app ends its run (``cancel=false``, the body is the
-  run's response) or cancels it (:meth:`WorkflowRoutes.end`; the queue area routes a run of its own
-  runner there otherwise)
+  run's response; :meth:`WorkflowRoutes.end`) or cancels it (the queue area's cancel)
 - ``POST /v2/wait/{eventId}``, ``POST /v2/notify/{eventId}``, ``POST /v2/notify/{runId}/{eventId}``,
   ``GET /v2/waiters/{eventId}``: :mod:`.events`
 """
@@ -41,10 +40,6 @@ class WorkflowRoutes:
             Route("/v2/notify/{workflowRunId}/{eventId}", self.notify, methods=["POST"]),
             Route("/v2/waiters/{eventId}", self.waiters, methods=["GET"]),
         ]
-
-    def served(self, run_id: str) -> bool:
-        """Whether ``run_id`` names a served run (else it is one of the queue area's own runner)."""
-        return bool(self.store.query("SELECT 1 FROM runs WHERE run_id = ? AND kind = 'served' LIMIT 1", (run_id,)))
 
     def end(self, run_id: str, *, cancel: bool, response: str | None) -> None:
         with self.store.transaction() as db:

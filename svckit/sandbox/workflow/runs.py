@@ -40,11 +40,14 @@ from svckit.sandbox.workflow.wire import (
     WorkflowMessage,
     history_body,
     merge,
+    step_of,
     user_forwards,
 )
 
 STARTED = RunState.RUN_STARTED.value
 CALLBACK_INPROGRESS, CALLBACK_SUCCESS, CALLBACK_FAIL = "CALLBACK_INPROGRESS", "CALLBACK_SUCCESS", "CALLBACK_FAIL"
+#: what a workflow's app answers a failure callback with when the workflow has no failure function
+NO_FAILURE_FUNCTION = "upstash-workflow-failure-callback-notfound"
 
 
 def run_of(db: Any, run_id: str) -> Any:
@@ -70,7 +73,7 @@ class ServedRuns:
     def admit(self, db: Any, workflow: WorkflowMessage, message: NewMessage, options: Any, now: int) -> bool:
         """Tie ``message`` (not yet inserted) to its run; False: a duplicate Init, keep nothing."""
         message.headers = merge(message.headers)  # the Python SDK forwards Content-Type twice
-        if workflow.init:
+        if workflow.init or (not workflow.init_given and run_of(db, workflow.run_id) is None):
             if db.execute("SELECT 1 FROM runs WHERE run_id = ? AND state = ?", (workflow.run_id, STARTED)).fetchone():
                 return False
             self._new_run(db, workflow, message, options, now)
@@ -90,6 +93,7 @@ class ServedRuns:
             message.options["callback"]["headers"] = [*workflow.callback_headers,
                                                       ("upstash-workflow-runid", workflow.run_id)]
             step = dict(workflow.call_step)
+            message.step_name = step.get("stepname")
             if step.get("stepid", "").isdigit():
                 steps.known(db, run["seq"], {"stepId": int(step["stepid"]), "stepName": step.get("stepname"),
                                              "stepType": step.get("steptype", "Call")}, message.message_id, now)
@@ -109,7 +113,7 @@ class ServedRuns:
              message.body.decode("utf-8", "replace"), message.max_retries, message.flow_control_key,
              message.flow_control_value, message.caller_ip, json.dumps(config), message.body)).lastrowid
         steps.add_initial(db, seq, message.message_id, message.body.decode("utf-8", "replace"), created)
-        message.run_seq, message.history_no, message.call_type = seq, 0, "step"
+        message.run_seq, message.history_no, message.call_type, message.step_name = seq, 0, "step", "init"
         self._failure_headers(message, workflow.failure_headers, workflow.run_id)
 
     @staticmethod
@@ -122,15 +126,21 @@ class ServedRuns:
         """What the trigger set holds for every message of the run (the JS SDK sends it once)."""
         if options.retries is None:
             message.max_retries = int(run["retries"])
+        if message.label is None:
+            message.label = run["label"]
+        if message.caller_ip is None:  # published in process (the sandbox's own workflows)
+            message.caller_ip = run["caller_ip"]
         if message.flow_control_key is None:
             message.flow_control_key, message.flow_control_value = run["flow_control_key"], run["flow_control_value"]
+        if message.options.get("retry_delay") is None:
+            message.options["retry_delay"] = config["options"].get("retry_delay")
         if not (message.options.get("failure_callback") or {}).get("url"):
             message.options["failure_callback"] = config["options"].get("failure_callback") or {}
         self._failure_headers(message, config["failure_headers"], run["run_id"])
 
     def append(self, db: Any, run_seq: int, message: NewMessage, now: int) -> None:
         """``message`` (a step the app published, or a notified wait's end) joins the run's history."""
-        message.run_seq, message.call_type = run_seq, "step"
+        message.run_seq, message.call_type, message.step_name = run_seq, "step", step_name(message.body)
         message.history_no = append_entry(db, run_seq, message.message_id, message.body, now,
                                           delayed=message.not_before > now)
 
@@ -142,6 +152,8 @@ class ServedRuns:
             return False
         config = json.loads(run["config"])
         own = [("upstash-workflow-runid", run["run_id"])]
+        if run["label"]:
+            own.append(("upstash-label", run["label"]))
         if job["call_type"] == "step":
             if job["history_no"] is None and not time_out(db, job):  # a wait's timeout ends it now
                 return False
@@ -149,7 +161,7 @@ class ServedRuns:
                                  (run["seq"], job["history_no"])).fetchall()
             job["body"] = history_body(run["initial"], config["init_id"], [(e["message_id"], e["body"]) for e in entries])
             own += [("upstash-workflow-url", run["url"]), ("upstash-workflow-createdat", str(run["created_at"])),
-                    ("content-type", "application/json")]
+                    (VERSION, "1"), ("content-type", "application/json")]  # a run this sandbox made too
             job["headers"] = merge(config["forward"], _not_own(job["headers"]), own)
         elif job["call_type"] != "toCallback":  # its callback or failure callback: never the version header
             own.append(("content-type", "application/json"))
@@ -160,7 +172,7 @@ class ServedRuns:
         """A callback or failure callback of a run's message belongs to the run; a failure callback
         tells the run's first payload, id and creation time."""
         run = db.execute("SELECT * FROM runs WHERE seq = ?", (job["run_seq"],)).fetchone()
-        message.run_seq = run["seq"]
+        message.run_seq, message.step_name = run["seq"], job["step_name"]
         message.call_type = "fromCallback" if message.kind == "callback" else "failureCall"
         if message.kind == "failure_callback":
             report.update(url=run["url"], sourceBody=base64.b64encode(run["initial"]).decode(),
@@ -176,7 +188,11 @@ class ServedRuns:
         """After an attempt's outcome (``state``: DELIVERED, RETRY or FAILED) was written."""
         run_seq = job["run_seq"]
         if job["kind"] == "failure_callback":
-            if state != "RETRY":
+            if state == "DELIVERED" and headers.get(NO_FAILURE_FUNCTION) == "true":
+                # the app has no failure function (the JS SDK's trigger names the workflow's URL as the
+                # failure callback of every run): the run has none to show, or to retry
+                db.execute("DELETE FROM failure_callbacks WHERE run_seq = ?", (run_seq,))
+            elif state != "RETRY":
                 db.execute("UPDATE failure_callbacks SET state = ?, response_status = ?, response_body = ?, "
                            "updated_at = ? WHERE run_seq = ?", (CALLBACK_SUCCESS if state == "DELIVERED" else
                                                                 CALLBACK_FAIL, status, body.decode("utf-8", "replace"),
@@ -189,8 +205,11 @@ class ServedRuns:
                 self._fail(db, run_seq, NON_WORKFLOW, None, now)
             steps.delivered(db, run_seq, job["message_id"])
             return
-        reason = body.decode("utf-8", "replace") if status is not None and body else error or ""
-        steps.failed_attempt(db, run_seq, headers.get("upstash-error-step-name"), reason, now,
+        failing, reason = headers.get("upstash-error-step-name"), _reason(status, body, error)
+        # the attempt's event tells what failed: the step the app names, and its error
+        db.execute("UPDATE events SET step_name = COALESCE(?, step_name), error = ? WHERE message_seq = ? AND "
+                   "state IN ('ERROR', 'FAILED') AND time = ?", (failing, reason, job["seq"], now))
+        steps.failed_attempt(db, run_seq, failing, reason, job["retried"] + 1, job["message_id"], now,
                              final=state == "FAILED")
         if state == "FAILED":
             self._fail(db, run_seq, error or "", dlq_id, now)
@@ -200,12 +219,26 @@ class ServedRuns:
                    (RunState.RUN_FAILED.value, now, dlq_id, reason if dlq_id is None else None, run_seq, STARTED))
         if dlq_id is not None:
             db.execute("UPDATE dlq SET run_seq = ? WHERE dlq_id = ?", (run_seq, dlq_id))
-        self._stop(db, run_seq, steps.FAILED, now)
+        # what waits is cut (delivered again on a resume); a delivery in flight goes on: it may have done
+        # its work already (an Init that published the step that then failed), and if it fails, the
+        # engine records it cut (:meth:`ended`)
+        self._stop(db, run_seq, steps.CANCELED, now, in_flight=False)
 
-    def _stop(self, db: Any, run_seq: int, step_state: str, now: int) -> None:
+    @staticmethod
+    def ended(db: Any, job: Mapping[str, Any]) -> bool:
+        """Whether the run of a step message being delivered has ended (failed or canceled) meanwhile."""
+        if job["kind"] != "message" or job["call_type"] != "step":
+            return False
+        run = db.execute("SELECT state FROM runs WHERE seq = ?", (job["run_seq"],)).fetchone()
+        return run is not None and run["state"] != STARTED
+
+    def _stop(self, db: Any, run_seq: int, step_state: str, now: int, *, in_flight: bool = True) -> None:
+        """The run ended: its steps in progress end with ``step_state``, its waits and waiting messages
+        are dropped (``in_flight``: the delivery being made too, unless it is the one that ended it)."""
         steps.stop_progress(db, run_seq, step_state)
         db.execute("DELETE FROM waiters WHERE run_seq = ?", (run_seq,))
-        self.forget(cancel_waiting(db, "run_seq = ? AND kind = 'message'", [run_seq], now))
+        where = "run_seq = ? AND kind = 'message'" + ("" if in_flight else " AND state != 'ACTIVE'")
+        self.forget(cancel_waiting(db, where, [run_seq], now))
 
     # -- the run's end, and the DLQ -------------------------------------------------------------
     def end(self, db: Any, run: Any, *, cancel: bool, response: str | None, now: int) -> None:
@@ -216,7 +249,7 @@ class ServedRuns:
         state = RunState.RUN_CANCELED if cancel else RunState.RUN_SUCCESS
         db.execute("UPDATE runs SET state = ?, completed_at = ?, response = ? WHERE seq = ?",
                    (state.value, now, None if cancel else response, run["seq"]))
-        self._stop(db, run["seq"], steps.CANCELED, now)
+        self._stop(db, run["seq"], steps.CANCELED, now, in_flight=cancel)
 
     def from_dlq(self, db: Any, entry: Any, *, keep: bool, overrides: Mapping[str, Any], now: int) -> tuple[str, int]:
         """Resume (``keep``: the steps that succeeded stay done) or restart the failed run of a DLQ
@@ -244,18 +277,23 @@ class ServedRuns:
                              headers=config["init_headers"], options=config["options"], max_retries=retries,
                              label=old["label"], flow_control_key=flow_key, flow_control_value=flow_value,
                              caller_ip=old["caller_ip"], run_seq=seq, history_no=0, call_type="step",
-                             message_id=init_id)
+                             message_id=init_id, step_name="init")
+        again = [message]
         if keep and failed["call_type"] == "step" and failed["history_no"]:
+            # the whole history: a parallel step's sibling branches may have finished after the failed one
             db.execute("INSERT INTO history (run_seq, no, message_id, body) SELECT ?, no, message_id, body "
-                       "FROM history WHERE run_seq = ? AND no <= ?", (seq, old["seq"], failed["history_no"]))
+                       "FROM history WHERE run_seq = ?", (seq, old["seq"]))
             db.execute("INSERT INTO steps (run_seq, group_no, group_type, step_id, step_name, step_type, call_type, "
                        "message_id, out, concurrent, state, created_at) SELECT ?, group_no, group_type, step_id, "
                        "step_name, step_type, call_type, message_id, out, concurrent, state, created_at FROM steps "
                        "WHERE run_seq = ? AND step_id IS NOT NULL AND state = ?", (seq, old["seq"], steps.SUCCESS))
-            message = replace(message, body=failed["body"], headers=json.loads(failed["headers"]),
-                              options=json.loads(failed["options"]), history_no=failed["history_no"],
-                              message_id=new_message_id())
-        self.submit([insert_message(db, message, now)])
+            # delivered again: the failed message, and those the failure cut short (sibling branches)
+            cut = db.execute("SELECT * FROM messages WHERE run_seq = ? AND call_type = 'step' AND history_no IS NOT NULL "
+                             "AND (seq = ? OR state = 'CANCELED') ORDER BY seq", (old["seq"], failed["seq"])).fetchall()
+            again = [replace(message, body=row["body"], headers=json.loads(row["headers"]),
+                             options=json.loads(row["options"]), history_no=row["history_no"],
+                             message_id=new_message_id(), step_name=row["step_name"]) for row in cut]
+        self.submit([insert_message(db, m, now) for m in again])
         return run_id, created
 
     def history(self, db: Any, run_id: str) -> list[dict[str, Any]] | None:
@@ -267,6 +305,23 @@ class ServedRuns:
         entries = db.execute("SELECT message_id, body FROM history WHERE run_seq = ? ORDER BY no", (run["seq"],))
         return json.loads(history_body(run["initial"], json.loads(run["config"])["init_id"],
                                        [(e["message_id"], e["body"]) for e in entries]))
+
+
+def step_name(body: bytes) -> str | None:
+    step = step_of(body)
+    return None if step is None else str(step.get("stepName") or "") or None
+
+
+def _reason(status: int | None, body: bytes, error: str | None) -> str:
+    """Why a delivery failed, as the SDKs' 500 bodies tell it (``{"error": "TypeError", "message":
+    "..."}``: ``TypeError: ...``), else the body, else the engine's words."""
+    try:
+        told = json.loads(body) if status is not None and body else None
+    except (ValueError, UnicodeDecodeError):
+        told = None
+    if isinstance(told, dict) and isinstance(told.get("message"), str):
+        return f"{told['error']}: {told['message']}" if isinstance(told.get("error"), str) else told["message"]
+    return body.decode("utf-8", "replace") if status is not None and body else error or ""
 
 
 def _not_own(headers: Any) -> list[tuple[str, str]]:

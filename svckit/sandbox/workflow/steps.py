@@ -36,12 +36,17 @@ def _last_attempt(db: Any, run_seq: int, now: int) -> int:
 
 
 def _group(db: Any, run_seq: int, step_id: int, concurrent: int) -> tuple[int, str]:
-    """The group a step joins: a parallel group still filling up holds the step after its last one."""
-    if concurrent > 1:
-        row = db.execute("SELECT group_no, COUNT(*) AS n, MAX(step_id) AS last FROM steps WHERE run_seq = ? AND "
-                         "group_type = 'parallel' AND state != ? GROUP BY group_no ORDER BY group_no DESC LIMIT 1",
-                         (run_seq, RETRY)).fetchone()
-        if row is not None and row["last"] == step_id - 1 and row["n"] < concurrent:
+    """The group a step joins: its own earlier attempts', or a parallel group still filling up that
+    holds a step of its group, or a new one."""
+    row = db.execute("SELECT group_no, group_type FROM steps WHERE run_seq = ? AND step_id = ? ORDER BY seq LIMIT 1",
+                     (run_seq, step_id)).fetchone()
+    if row is not None:
+        return row["group_no"], row["group_type"]
+    if concurrent > 1:  # a group of ``concurrent`` steps holds consecutive ids: a neighbour's group
+        row = db.execute("SELECT group_no, COUNT(DISTINCT step_id) AS n FROM steps WHERE run_seq = ? AND "
+                         "group_type = 'parallel' AND concurrent = ? AND ABS(step_id - ?) < ? GROUP BY group_no "
+                         "ORDER BY group_no DESC LIMIT 1", (run_seq, concurrent, step_id, concurrent)).fetchone()
+        if row is not None and row["n"] < concurrent:
             return row["group_no"], "parallel"
     row = db.execute("SELECT MAX(group_no) AS g FROM steps WHERE run_seq = ?", (run_seq,)).fetchone()
     return (row["g"] or 0) + 1, "parallel" if concurrent > 1 else "sequential"
@@ -97,13 +102,28 @@ def delivered(db: Any, run_seq: int, message_id: str) -> None:
                (SUCCESS, run_seq, message_id, PROGRESS))
 
 
-def failed_attempt(db: Any, run_seq: int, name: str | None, error: str, now: int, *, final: bool) -> None:
-    """A delivery the app failed (500, a timeout ...): the step it was running, retried or failed."""
-    row = db.execute("SELECT MAX(step_id) AS last FROM steps WHERE run_seq = ? AND state = ?",
-                     (run_seq, SUCCESS)).fetchone()
-    step_id = (row["last"] or 0) + 1
-    _insert(db, run_seq, {"stepName": name or f"step {step_id}", "stepType": "Run"}, step_id,
-            FAILED if final else RETRY, None, json.dumps({"error": error}), _last_attempt(db, run_seq, now))
+def failed_attempt(db: Any, run_seq: int, name: str | None, error: str, attempt: int, message_id: str, now: int, *,
+                   final: bool) -> None:
+    """A delivery the app failed (500, a timeout ...): the step it was running (named, or the one after
+    the last that succeeded), retried or failed, with the error and which attempt it was."""
+    known = None if name is None else db.execute(
+        "SELECT step_id, step_type, concurrent FROM steps WHERE run_seq = ? AND step_name = ? AND state IN (?, ?) "
+        "ORDER BY seq DESC LIMIT 1", (run_seq, name, PROGRESS, RETRY)).fetchone()
+    if known is not None:
+        step_id, step_type, concurrent = known["step_id"], known["step_type"], known["concurrent"]
+    else:
+        row = db.execute("SELECT MAX(step_id) AS last FROM steps WHERE run_seq = ? AND state = ?",
+                         (run_seq, SUCCESS)).fetchone()
+        step_id, step_type, concurrent = (row["last"] or 0) + 1, "Run", 1
+    state, out = FAILED if final else RETRY, json.dumps({"error": error, "attempt": attempt})
+    shown = db.execute("SELECT seq FROM steps WHERE run_seq = ? AND step_id = ? AND state = ?",
+                       (run_seq, step_id, PROGRESS)).fetchone()
+    if shown is not None:  # a step shown in progress (a parallel branch): this attempt is how it went
+        db.execute("UPDATE steps SET state = ?, out = ?, message_id = ? WHERE seq = ?",
+                   (state, out, message_id, shown["seq"]))
+    else:
+        _insert(db, run_seq, {"stepName": name or f"step {step_id}", "stepType": step_type, "concurrent": concurrent},
+                step_id, state, message_id, out, _last_attempt(db, run_seq, now))
 
 
 def stop_progress(db: Any, run_seq: int, state: str) -> None:

@@ -51,6 +51,9 @@ class WorkflowMessage:
     callback_headers: tuple[tuple[str, str], ...] = ()
     failure_headers: tuple[tuple[str, str], ...] = ()
     call_step: tuple[tuple[str, str], ...] = ()
+    #: whether the message said ``Upstash-Workflow-Init`` at all: one that names a run no one has made
+    #: and does not say it continues one starts it (a trigger that sets only the run's id and options)
+    init_given: bool = True
 
 
 def forwards(headers: Mapping[str, str], prefix: str) -> tuple[tuple[str, str], ...]:
@@ -70,6 +73,7 @@ def workflow_of(headers: Mapping[str, str]) -> WorkflowMessage | None:
                  if name in ("upstash-workflow-stepid", "upstash-workflow-stepname", "upstash-workflow-steptype"))
     return WorkflowMessage(
         run_id=run_id, init=(headers.get(INIT) or "").strip().lower() == "true", url=headers.get(URL),
+        init_given=INIT in headers,
         call_type=(headers.get(CALL_TYPE) or "step").strip(),
         callback_headers=tuple(p for p in callback if p[0] != VERSION),
         failure_headers=tuple(p for p in forwards(headers, PREFIX + "failure-callback-") if p[0] != VERSION),

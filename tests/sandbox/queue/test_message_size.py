@@ -8,7 +8,7 @@ import pytest
 
 from svckit.sandbox import Sandbox
 from svckit.sandbox.plans import PLAN_PRESETS
-from svckit.sandbox.runner import MessageTooLarge
+from svckit.sandbox.workflow.runner import MessageTooLarge
 from tests.conftest import basic
 
 URL = "https://app.example.com/api/workflows/sized"

@@ -10,9 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from svckit.sandbox.failure import CALLBACK_FAIL, CALLBACK_SUCCESS, WorkflowFailure
-from svckit.sandbox.runner import WorkflowRunner
-from svckit.sandbox.store import Store
+from svckit.sandbox.workflow.local import WorkflowFailure
+from svckit.sandbox.workflow.runner import CallbackError, WorkflowRunner
+from svckit.sandbox.workflow.runs import CALLBACK_INPROGRESS, CALLBACK_SUCCESS
+from tests.conftest import eventually, running
 
 SHOP = "https://shop.example/api/order"
 BILLING = "https://billing.example/api/invoice"
@@ -111,7 +112,8 @@ def test_batch_reads_the_run_options_from_each_message_headers(raw_queue: httpx.
     assert reply.status_code == 200
     runner.wait(runner.handle("wfr_batch", raw_queue.get("/v2/workflows/logs").json()["runs"][0]["workflowRunCreatedAt"]))
     [run] = raw_queue.get("/v2/workflows/logs").json()["runs"]
-    assert (run["workflowRunId"], run["label"], run["retries"], run["flowControlKey"]) == ("wfr_batch", "first", 0, "fc")
+    assert (run["workflowRunId"], run["label"], run["retries"], run["flowControlKey"]) == (
+        "wfr_batch", "first,second", 0, "fc")
     assert run["steps"][0]["steps"][0]["out"] == '{"id": 7}'
 
 
@@ -127,35 +129,29 @@ def test_a_failure_function_is_given_the_failed_run(raw_queue: httpx.Client, run
     assert failure.dlq_id == entry["dlqId"]
     assert entry["failureCallbackInfo"]["state"] == CALLBACK_SUCCESS
     [run] = raw_queue.get("/v2/workflows/logs").json()["runs"]
-    assert run["failureFunction"]["responseBody"] == '"alerted"'
+    assert run["failureFunction"]["responseBody"] == '{"result":"alerted"}'  # as the JS SDK answers
 
 
-def test_a_callback_in_progress_when_the_sandbox_stopped_can_be_retried_after(tmp_path):
-    store = Store(tmp_path / "state.sqlite3")
-    store.ensure_queue_account("someone@example.com")
-    runner = WorkflowRunner(store, retry_delay=0)
-    release = threading.Event()
-    runner.register(SHOP, _fails, failure_function=lambda failure: release.wait(10))
-    handle = runner.trigger(SHOP, retries=0)
-    for _ in range(500):  # the failure function is running: the run is recorded failed, the callback not done
-        if store.query("SELECT 1 FROM failure_callbacks"):
-            break
-        release.wait(0.01)
-    runner.close()
-    store.close()
-    release.set()
-
-    store = Store(tmp_path / "state.sqlite3")
-    runner = WorkflowRunner(store, retry_delay=0)
-    runner.register(SHOP, _fails, failure_function=lambda failure: "alerted")
-    runner.recover()
-    [callback] = store.query("SELECT state, response_body FROM failure_callbacks")
-    assert callback["state"] == CALLBACK_FAIL and "interrupted" in callback["response_body"]
-    [dlq] = store.query("SELECT dlq_id FROM dlq")
-    retried = runner.retry_failure_function(dlq["dlq_id"])
-    assert retried.workflow_run_id == handle.workflow_run_id
-    runner.close()
-    store.close()
+def test_a_failure_callback_cut_short_by_a_stop_is_delivered_after_the_restart(tmp_path):
+    release, seen = threading.Event(), []
+    with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0) as sandbox:
+        runner = sandbox.area("queue").runner
+        runner.register(SHOP, _fails, failure_function=lambda failure: release.wait(10))
+        handle = runner.trigger(SHOP, retries=0)
+        eventually(lambda: runner.store.query("SELECT 1 FROM failure_callbacks WHERE state = ?", (CALLBACK_INPROGRESS,)),
+                   "the failure function called")
+    release.set()  # the sandbox stopped while the failure function ran: its callback was not answered
+    with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0,
+                 queue_backoff_scale=0.001) as sandbox:
+        runner = sandbox.area("queue").runner
+        runner.register(SHOP, _fails, failure_function=lambda failure: seen.append(failure.run_id) or "alerted")
+        [callback] = eventually(lambda: runner.store.query(
+            "SELECT state, response_body FROM failure_callbacks WHERE state = ?", (CALLBACK_SUCCESS,)),
+            "the failure callback delivered after the restart")
+        assert callback["response_body"] == '{"result":"alerted"}' and seen == [handle.workflow_run_id]
+        [dlq] = runner.store.query("SELECT dlq_id FROM dlq")
+        with pytest.raises(CallbackError, match="has not failed"):
+            runner.retry_failure_function(dlq["dlq_id"])
 
 
 @pytest.mark.parametrize("with_callback", [False, True])
