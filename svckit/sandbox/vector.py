@@ -82,6 +82,20 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status)
 
 
+def _import_shared_modules() -> None:
+    """Import what the warm-up and the kernel's own imports share, before the warm-up's thread starts.
+
+    The warm-up imports sentence-transformers, and through scikit-learn narwhals, while the kernel goes
+    on, often to import plotly (a widget), which imports narwhals too. Two threads importing narwhals'
+    circular submodules at once can end in importlib's ``_DeadlockError`` in one of them (about one
+    notebook run in eight). Imported here first (40 ms), while the sandbox is starting, they are
+    never imported by two threads at once. (Both scikit-learn and plotly require narwhals; without it,
+    nothing is shared.)"""
+    with contextlib.suppress(ImportError):
+        import narwhals.stable.v1
+        import narwhals.stable.v2  # noqa: F401
+
+
 def _warm_up(embedder: Any) -> None:
     """Load the embedding model in the background, so the first query does not wait for it."""
     try:
@@ -131,6 +145,7 @@ class VectorArea(Area):
         self.limiters = {name: anyio.CapacityLimiter(self.threads_per_index) for name in self.indexes}
         self.embedder = embedder = get_embedder(self.model)
         if not embedder.loaded:
+            await anyio.to_thread.run_sync(_import_shared_modules)
             self._warmup = threading.Thread(target=_warm_up, args=(embedder,), name="svckit-vector-model",
                                             daemon=True)
             self._warmup.start()

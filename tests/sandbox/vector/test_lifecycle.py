@@ -51,3 +51,28 @@ def test_demo_seed_is_idempotent_and_a_restart_keeps_every_vector(tmp_path):
             after = v.query_data("my own note", top_k=3, namespace="notes", include_vectors=True)
             assert [(h.id, h.vector) for h in after] == [(h.id, h.vector) for h in before]
             assert v.fetch(corpus[0]["id"])[0].data == corpus[0]["data"]
+
+
+_KERNEL_AFTER_START = """
+import os, sys
+from svckit.sandbox.server import Sandbox
+with Sandbox(sys.argv[1], areas=["vector"]) as sb:
+    # the kernel's next line: plotly, which imports narwhals while the model loads on its own thread
+    print(sorted(m for m in ("narwhals.stable.v1", "narwhals.stable.v2") if m in sys.modules), flush=True)
+    os._exit(0)  # not waiting for the model to load (a stop does)
+"""
+
+
+def test_the_model_warm_up_shares_no_import_with_the_kernel_in_flight(tmp_path):
+    """A sandbox in the kernel loads its embedding model on a thread of its own (scikit-learn, under
+    sentence-transformers, imports narwhals) while the notebook goes on to import plotly (which imports
+    narwhals too): narwhals is imported before the sandbox is up, so the two never import it at once,
+    which ended in importlib's _DeadlockError in about one notebook run in eight. A fresh interpreter:
+    the test process has imported everything already."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _KERNEL_AFTER_START, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "['narwhals.stable.v1', 'narwhals.stable.v2']", done.stdout
