@@ -183,3 +183,34 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
     views = ["".join(o["data"]["text/html"]) for o in outputs if "svc-static" in "".join(o.get("data", {}).get("text/html", ""))]
     assert any(f"resumed from DLQ {dlq_id}" in view for view in views)
     page.close()
+
+
+#: the timeline of the notebook's shipment workflow, the second of its two (the first: the checkouts')
+SHIPMENTS = "[...document.querySelectorAll('.svckit-workflow-timeline')][1]"
+
+
+def test_workflows_with_the_sdk_notebook(browser, lab, screenshots, ui):
+    """The vendor's serve() app of workflows_with_the_sdk.ipynb, its runs in the timeline: rows named by
+    workflow and short id (the resumed run "resumed"), every run a bar, and the DLQ table holding the
+    failure the notebook leaves there (the step, the app's 500 and its body, the attempts)."""
+    page = run_notebook(browser, lab, "workflows_with_the_sdk.ipynb", height=1900, ui=ui)
+    shipments = page.locator(".svckit-workflow-timeline").nth(1)
+    shipments.scroll_into_view_if_needed()  # a front end draws only what is in view
+    page.wait_for_function(f"() => {{ const t = {SHIPMENTS}; return t && t.querySelectorAll("
+                           "'.svckit-gantt .barlayer .point').length === 4; }", timeout=60_000)
+    rows = page.evaluate(f"() => [...{SHIPMENTS}.querySelectorAll('.svckit-gantt .ytick text')].map(e => e.textContent)")
+    assert len(rows) == len(set(rows)) == 4 and all(r.startswith("shipment · ") for r in rows), rows
+    assert sum(r.endswith(" · resumed") for r in rows) == 1, rows  # order 2's run, resumed from the DLQ
+    widths = page.evaluate(f"() => [...{SHIPMENTS}.querySelectorAll('.svckit-gantt .barlayer .point path')]"
+                           ".map(p => p.getBBox().width)")
+    assert len(widths) == 4 and min(widths) >= 3, widths  # runs of milliseconds on an axis of seconds: bars
+    table = page.evaluate(f"() => [...{SHIPMENTS}.querySelectorAll('.svckit-dlq-table tr')]"
+                          ".map(r => [...r.children].map(c => c.textContent.trim()))")
+    assert table[0] == ["run", "failed step", "status", "response", "attempts", "entered (UTC)"], table
+    [entry] = table[1:]  # order 3's run, left for the reader
+    # the Python SDK names no failing step (the JS SDK does): the log names it by its id
+    assert entry[0].startswith("shipment · ") and entry[1:3] == ["step 2", "500"], entry
+    assert "carrier API down" in entry[3] and entry[4] == "1", entry  # retries=0: one attempt
+    painted(page, ".svckit-workflow-timeline")
+    shipments.screenshot(path=shot(screenshots, "workflows_with_the_sdk", ui))
+    page.close()
