@@ -62,6 +62,8 @@ def _check_unauthenticated(live: Live, case, response) -> None:
         for secret in live.secrets().values():
             assert secret not in response.text
         return
+    if response.status_code == 400 and response.text == "Invalid HTTP request received.":
+        return  # the generated request is not HTTP (a header value HTTP forbids): uvicorn refuses it unread
     assert response.status_code in (401, 404, 405), f"{case.method} {case.formatted_path}: " \
         f"{response.status_code} without valid credentials: {response.text[:300]}"
     assert_error_body(area, response)
