@@ -324,6 +324,7 @@ class Deliveries:
         next_due: int | None = None
         try:
             job = await asyncio.to_thread(self._begin_attempt, pending.seq)
+            self._told_waiting.discard(pending.seq)
             if job is None:
                 return  # canceled meanwhile
             outcome = await self._send(job)
@@ -366,7 +367,7 @@ class Deliveries:
             refused = None if local else self.refusal(row["url"])
             if refused is not None:
                 raise _Unserved(refused)
-            job = dict(row)
+            job = dict(row, local=local)
             job["options"] = json.loads(row["options"])
             job["headers"] = json.loads(row["headers"])
             if row["run_seq"] is not None and not self.runs.prepare(db, job):  # its run has ended
@@ -388,8 +389,7 @@ class Deliveries:
                                ("Upstash-Caller-Ip", "caller_ip")):
             if job[column]:
                 headers.append((header, job[column]))
-        local = self.local is not None and self.local[0](job["url"])
-        client = self._local_client if local else self._client
+        client = self._local_client if job["local"] else self._client
         assert client is not None
         try:
             async with client.stream(job["method"], job["url"], headers=headers, content=job["body"],

@@ -5,11 +5,12 @@
 // dlq.retry; messages.get / cancel; the events log. Every name here (paths, queue, group, label) is
 // this file's own.
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import http from "node:http";
 import { after, before, test } from "node:test";
 
 import { Client, QstashError, Receiver } from "@upstash/qstash";
+
+import { listening } from "./helpers.mjs";
 
 const client = new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN });
 const receiver = new Receiver({
@@ -32,9 +33,7 @@ const server = http.createServer(async (req, res) => {
 });
 let base;
 before(async () => {
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  base = `http://127.0.0.1:${server.address().port}`;
+  base = await listening(server);
 });
 after(() => server.close());
 

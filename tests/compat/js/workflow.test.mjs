@@ -7,21 +7,15 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Client } from "@upstash/workflow";
 
+import { until as untilWithin } from "./helpers.mjs";
+
 const client = new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN });
 const { COMPAT_FLAKY_URL: FLAKY, COMPAT_SLOW_URL: SLOW, COMPAT_CALLBACK_URL: CALLBACK } = process.env;
 let labels = 0;
 const newLabel = (what) => `wf-${what}-${++labels}-${Date.now()}`;
 
-/** Poll `read` until `done(value)`, for at most 15 s (the runner works on threads of its own). */
-async function until(read, done, what) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Poll `read` until `done(value)`, for at most 15 s (runs are delivered in the background). */
+const until = (read, done, what) => untilWithin(read, done, what, 15_000);
 
 /** Start `n` runs of `url` with Client.trigger, labelled `label`, no retries. */
 async function start(url, label, n) {

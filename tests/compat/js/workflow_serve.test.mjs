@@ -5,11 +5,12 @@
 // every delivery with QSTASH_CURRENT_SIGNING_KEY / QSTASH_NEXT_SIGNING_KEY, as serve() does when they
 // are set. Every workflow, label and event id here is this file's own.
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import http from "node:http";
 import { after, before, test } from "node:test";
 
 import { Client, serve } from "@upstash/workflow";
+
+import { listening, until as untilWithin } from "./helpers.mjs";
 
 const client = new Client({ baseUrl: process.env.QSTASH_URL, token: process.env.QSTASH_TOKEN });
 const tag = `js-serve-${Date.now()}`;
@@ -79,22 +80,12 @@ const server = http.createServer(async (req, res) => {
 });
 let base;
 before(async () => {
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  base = `http://127.0.0.1:${server.address().port}`;
+  base = await listening(server);
 });
 after(() => server.close());
 
 /** Poll `read` until `done(value)`, for at most 20 s. */
-async function until(read, done, what) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (read, done, what) => untilWithin(read, done, what, 20_000);
 const runsOf = async (label) => (await client.logs({ filter: { label }, count: 10 })).runs;
 const ended = (label, n = 1) => until(() => runsOf(label),
   (runs) => runs.length >= n && runs.every((r) => r.workflowState !== "RUN_STARTED"), `runs labelled ${label} ended`);
