@@ -10,7 +10,10 @@ What the KV explorer's value viewer calls, and a notebook user alike::
     shown.ok, shown.text, shown.note             # False, '', 'not valid gzip: Not a gzipped file ...'
 
 ``format_value`` never raises for a value that is not valid in the chosen encoding: the viewer shows
-``note`` instead, so a person trying formats one after another sees why one does not fit.
+``note`` instead, so a person trying formats one after another sees why one does not fit. Nor for
+any value a key can hold: JSON nested deeper than :data:`MAX_JSON_DEPTH` (``"[" * 5000 + "]" * 5000``
+is a 10 KB string) is shown as its text, not parsed into a structure every recursive walk (the
+parser, the pretty printer, a flattener) would overflow the stack on.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ ENCODINGS: tuple[str, ...] = ("raw", "json", "hex", "base64", "gzip", "msgpack")
 HEX_LIMIT = 64 * 1024
 #: Control characters (but tab and line breaks) shown as ``\\xNN`` in a binary value
 _CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in range(32) if chr(c) not in "\t\n\r"} | {127: "\\x7f"}
+#: JSON nested deeper than this is shown as text (RedisJSON refuses documents deeper than 128 levels)
+MAX_JSON_DEPTH = 128
 #: Binary units, as Redis reports memory (MEMORY USAGE, INFO memory).
 BYTE_UNITS: tuple[str, ...] = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -88,15 +93,59 @@ def _readable(data: bytes) -> tuple[str, str]:
         return text, f"binary: {len(data):,} bytes, shown with \\x escapes"
 
 
+class TooDeep(ValueError):
+    """JSON (or a decoded structure) nested deeper than :data:`MAX_JSON_DEPTH`."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+def json_depth(doc: Any, limit: int = MAX_JSON_DEPTH) -> int:
+    """How deep lists and dicts nest in ``doc`` (a scalar: 0), walked without recursion; the walk stops
+    at ``limit + 1``."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = value.values()
+        elif not isinstance(value, (list, tuple)):
+            continue
+        deepest = max(deepest, depth)
+        if depth > limit:
+            break
+        stack.extend((v, depth + 1) for v in value)
+    return deepest
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` for any text a key can hold: :class:`TooDeep` (a ValueError) for a document nested
+    deeper than :data:`MAX_JSON_DEPTH`, never RecursionError (the parser recurses once per level and
+    raises it past Python's recursion limit: ``"[" * 5000``)."""
+    try:
+        doc = json.loads(text)
+    except RecursionError:
+        raise TooDeep from None
+    if json_depth(doc) > MAX_JSON_DEPTH:
+        raise TooDeep
+    return doc
+
+
 def _pretty_json(doc: Any) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
+    if json_depth(doc) > MAX_JSON_DEPTH:  # a decoded msgpack value nests as deep as it likes
+        raise TooDeep
+    try:
+        return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
+    except RecursionError:
+        raise TooDeep from None
 
 
 def _decoded(encoding: str, data: bytes) -> Formatted:
     """Bytes an encoding decoded to: pretty JSON when they are JSON, else readable text."""
     text, note = _readable(data)
     try:
-        return Formatted(encoding, True, _pretty_json(json.loads(text)), note)
+        return Formatted(encoding, True, _pretty_json(parse_json(text)), note)
+    except TooDeep as exc:
+        return Formatted(encoding, True, text, "; ".join(filter(None, [note, f"JSON {exc}: shown as text"])))
     except ValueError:
         return Formatted(encoding, True, text, note)
 
@@ -124,31 +173,39 @@ def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
     try:
         if encoding == "json":
             text, _ = _readable(data)
-            return Formatted(encoding, True, _pretty_json(json.loads(text)))
+            try:
+                return Formatted(encoding, True, _pretty_json(parse_json(text)))
+            except TooDeep as exc:
+                return Formatted(encoding, True, text, f"JSON {exc}: shown as text")
         if encoding == "base64":
             return _decoded(encoding, base64.b64decode(data.strip(), validate=True))
         if encoding == "gzip":
             return _decoded(encoding, gzip.decompress(data))
         if _msgpack is None:
             return Formatted(encoding, False, "", "msgpack is not installed here (pip install msgpack)")
-        return Formatted(encoding, True, _pretty_json(_msgpack.unpackb(data, raw=False, strict_map_key=False)))
+        doc = _msgpack.unpackb(data, raw=False, strict_map_key=False)
+        try:
+            return Formatted(encoding, True, _pretty_json(doc))
+        except TooDeep as exc:  # its bytes have no text to fall back to
+            return Formatted(encoding, False, "", f"msgpack value {exc}: shown in hex only")
     except (ValueError, binascii.Error, OSError, EOFError, zlib.error, TypeError) as exc:
-        return Formatted(encoding, False, "", f"not valid {encoding}: {exc or type(exc).__name__}")
+        return Formatted(encoding, False, "", f"not valid {encoding}: {str(exc) or type(exc).__name__}")
     except Exception as exc:  # noqa: BLE001 - msgpack's own errors (ExtraData, FormatError, ...)
         return Formatted(encoding, False, "", f"not valid {encoding}: {type(exc).__name__}: {exc}")
 
 
 def json_document(text: Any) -> Any:
     """The parsed document when ``text`` is a JSON object or array (a JSON document kept in a string, as
-    the sandbox's JSON.* emulation and many apps store one), else None."""
+    the sandbox's JSON.* emulation and many apps store one), else None: also for one nested deeper
+    than :data:`MAX_JSON_DEPTH`, which a viewer shows as text."""
     if not isinstance(text, str) or text[:1] not in ("{", "["):
         return None
     try:
-        doc = json.loads(text)
+        doc = parse_json(text)
     except ValueError:
         return None
     return doc if isinstance(doc, (dict, list)) else None
 
 
-__all__ = ["BYTE_UNITS", "ENCODINGS", "Formatted", "available_encodings", "format_bytes", "format_value",
-           "json_document"]
+__all__ = ["BYTE_UNITS", "ENCODINGS", "MAX_JSON_DEPTH", "Formatted", "TooDeep", "available_encodings",
+           "format_bytes", "format_value", "json_depth", "json_document", "parse_json"]

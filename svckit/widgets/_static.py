@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import threading
 import time
 from typing import Any
 
 import ipywidgets as W
 import traitlets as T
+from jinja2.utils import htmlsafe_json_dumps
 
 from svckit.widgets._chart import Chart, ClickRelay
 
@@ -86,12 +86,19 @@ def _text(value: Any) -> str:
     return f"<code>{html.escape(str(value))}</code>" if value not in (None, "") else "<i>(empty)</i>"
 
 
+def script_json(value: Any) -> str:
+    """``value`` as JSON to put inside a ``<script>`` element: ``<``, ``>``, ``&`` and ``'`` as
+    ``\\u003c``-style escapes (U+2028/2029 too, by ``json.dumps``), so no stored text in it (a key
+    named ``<!--<script>``, ``</script>``) can end the element early or keep it open past its end
+    and swallow the rest of the page. The one way svckit embeds JSON in a page (jinja2's ``tojson``)."""
+    return str(htmlsafe_json_dumps(value))
+
+
 def chart_html(figure: dict[str, Any], title: str = "chart", classes: str = "") -> str:
     """A plotly figure (its JSON, as a notebook holds it) as a static chart: an element that
     :data:`DRAW_SCRIPT` draws with the page's plotly.js, and the figure beside it as JSON."""
-    payload = json.dumps(figure).replace("</", "<\\/")
     return (f"<div class='svc-s-chart {html.escape(classes)}' data-title='{html.escape(title, quote=True)}'></div>"
-            f"<script type='application/json'>{payload}</script>")
+            f"<script type='application/json'>{script_json(figure)}</script>")
 
 
 def _chart(chart: Chart) -> str:

@@ -1,5 +1,11 @@
 """The explorer's console: one command, or one per line as a pipeline or a transaction; the reply as
-JSON or a table, and a history to pick from."""
+JSON or a table, and a history to pick from.
+
+What the console keeps and shows (its history, its input once run, its output, and so its widget
+state and static view, which a saved notebook keeps) has every secret masked as the monitor masks
+it (:mod:`svckit.kv.redact`): ``ACL SETUSER u on >pw`` is kept as ``ACL SETUSER u on ***``, the token
+``ACL RESTTOKEN`` mints is shown as ``***`` and its last four characters. The reply itself is still
+returned to the caller of :meth:`Console.run_command`."""
 
 from __future__ import annotations
 
@@ -12,8 +18,31 @@ import ipywidgets as W
 import traitlets as T
 
 from svckit import frames
-from svckit.errors import SvcError, TransactionDiscarded
+from svckit._http import redact as redact_text
+from svckit.errors import SvcError, TransactionDiscarded, mask
+from svckit.kv.redact import redact, redact_reply, secret_arguments
 from svckit.widgets._common import Quiet, badge, error_text, frame_html, message_html
+
+
+def _quoted(word: str) -> str:
+    """``word`` as one word of a console line (quoted only where ``shlex.split`` needs it)."""
+    plain = word and not any(c.isspace() or c in "'\"\\" for c in word)
+    return word if plain else shlex.quote(word)
+
+
+def masked_line(line: str) -> str:
+    """A console line with its secret arguments masked (the line as typed when it holds none)."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return line
+    if not secret_arguments(words):
+        return line
+    return " ".join(_quoted(w) for w in redact(words, mask))
+
+
+def masked_text(text: str) -> str:
+    return "\n".join(masked_line(line) for line in text.splitlines())
 
 
 class Console(W.VBox):
@@ -47,10 +76,13 @@ class Console(W.VBox):
         except ValueError as exc:
             self.console_out.value = message_html(f"Cannot parse the command: {exc}", "error")
             return None
-        self.history = [text, *[h for h in self.history if h != text]][:50]
+        kept = masked_text(text)
+        secrets = tuple(cmd[i] for cmd in commands for i in secret_arguments(cmd))
+        self.history = [kept, *[h for h in self.history if h != kept]][:50]
         with self._quiet:
             self.console_history.options = self.history
             self.console_history.value = None
+            self.console_input.value = masked_text(self.console_input.value)
         try:
             if mode == "single":
                 if len(commands) > 1:
@@ -58,23 +90,29 @@ class Console(W.VBox):
                     return None
                 result = self.kv.execute(*commands[0])
                 self.last_result = result
-                shown = json.dumps(result, indent=1, ensure_ascii=False, default=str)
-                self.console_out.value = f'<pre class="svc-log">{html.escape(shown)}</pre>'
+                shown = json.dumps(redact_reply(commands[0], result, mask), indent=1, ensure_ascii=False, default=str)
+                self.console_out.value = f'<pre class="svc-log">{html.escape(redact_text(shown, secrets))}</pre>'
                 return result
             batch = self.kv.pipeline() if mode == "pipeline" else self.kv.multi_exec()
             for cmd in commands:
                 batch.command(*cmd)
-            frame = frames.pipeline_frame(batch.exec(), commands)
+            results = batch.exec()
+            frame = frames.pipeline_frame(results, commands)
             self.last_result = frame
-            self.console_out.value = frame_html(frame, formatters={
+            shown = frames.pipeline_frame(
+                [r if isinstance(r, BaseException) else redact_reply(cmd, r, mask) for cmd, r in zip(commands, results)],
+                [redact(cmd, mask) for cmd in commands])
+            shown["error"] = shown["error"].map(lambda e: redact_text(e, secrets), na_action="ignore")
+            self.console_out.value = frame_html(shown, formatters={
                 "ok": lambda ok: badge("ok", "#16a34a") if ok else badge("error", "#dc2626")})
             return frame
         except TransactionDiscarded as exc:
             self.last_result = exc
-            self.console_out.value = message_html(f"Transaction discarded, nothing ran: {error_text(exc)}", "error")
+            self.console_out.value = message_html(redact_text(
+                f"Transaction discarded, nothing ran: {error_text(exc)}", secrets), "error")
         except SvcError as exc:
             self.last_result = exc
-            self.console_out.value = message_html(f"Error: {error_text(exc)}", "error")
+            self.console_out.value = message_html(redact_text(f"Error: {error_text(exc)}", secrets), "error")
         return None
 
     def _on_history_picked(self, change: Any) -> None:

@@ -19,7 +19,7 @@ import traitlets as T
 from svckit import frames
 from svckit._units import duration_text
 from svckit.errors import SvcError
-from svckit.kv.formats import Formatted, available_encodings, format_value, json_document
+from svckit.kv.formats import Formatted, TooDeep, available_encodings, format_value, json_document, parse_json
 from svckit.kv.keyspace import PAGED_TYPES, KeyInfo, ValuePage, describe_keys, read_page
 from svckit.widgets._common import (
     BADGE_COLORS,
@@ -92,7 +92,10 @@ def edit_text(key_type: str, value: Any) -> str:
     if key_type == "hash":
         return json.dumps(value, indent=1, ensure_ascii=False)
     if key_type == "ReJSON-RL":
-        doc = json.loads(value) if isinstance(value, str) else value
+        try:
+            doc = parse_json(value) if isinstance(value, str) else value
+        except TooDeep:
+            return str(value)
         if isinstance(doc, list) and len(doc) == 1:
             doc = doc[0]
         return json.dumps(doc, indent=1, ensure_ascii=False)
