@@ -107,9 +107,10 @@ TARGETS: dict[str, Target] = {
         ["tests/sandbox/queue/test_resume_rules.py", "tests/sandbox/queue/test_message_size.py"],
     ),
     "filter": Target(
-        "the vector metadata filter: tokenizer, parser, evaluation (the whole module)",
+        "the vector metadata filter: tokenizer, parser, compiled evaluation (the whole module)",
         {"svckit/localindex/filter.py": None},
-        ["tests/localindex/test_filter_rules.py", "tests/localindex/test_filter.py"],
+        ["tests/localindex/test_filter_rules.py", "tests/localindex/test_filter.py",
+         "tests/localindex/test_filter_compiled.py"],
     ),
     "envelope": Target(
         "the key-value envelope decoder: values, RESP2, replies, batches, errors",

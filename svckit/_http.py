@@ -505,7 +505,8 @@ class SyncTransport(_TransportBase):
     httpx would take from the environment), or over the ``transport`` given. Event streams, and
     requests for a SOCKS proxy, go through the httpx client itself. ``verify`` is httpx's: True
     (certifi's roots), a CA bundle path, an ``ssl.SSLContext``, or False. A reply body over
-    ``max_reply_bytes`` is refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
+    ``max_reply_bytes`` (counted as received, and again as decoded: a gzip reply is counted as it
+    inflates) is refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
 
     _client_class = httpx.Client
     _pool_class = SyncPool

@@ -16,7 +16,9 @@ What this module adds around the two libraries, each held by tests/test_transpor
 - Framing comes from the body alone: a caller's Content-Length or Transfer-Encoding header is
   dropped, and the library writes the one that fits the bytes.
 - Replies are read whole, and a reply over ``max_reply_bytes`` is refused (:class:`ReplyTooLarge`)
-  before more of it is read.
+  before more of it is read. The cap counts the bytes the caller gets: a gzip or deflate reply is
+  counted as httpx decodes it, a few KiB of it at a time, so 64 KiB that inflate to 64 MiB are
+  refused at the cap, not held whole first.
 - urllib3 stands on http.client, which skips a ``100 Continue`` but hands any other 1xx reply (a
   ``103 Early Hints``) back as the answer; :class:`_FinalResponse` skips them all.
 - The libraries' errors become httpx's, so the retry policy can tell "never sent" (connect errors,
@@ -33,7 +35,7 @@ import os
 import re
 import ssl
 import urllib.request
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Any
 
 import aiohttp
@@ -105,8 +107,9 @@ def _timeouts(request: httpx.Request) -> tuple[float | None, float | None, float
     return t.get("connect"), t.get("read"), t.get("write"), t.get("pool")
 
 
-def _too_large(size: int | str, cap: int) -> ReplyTooLarge:
-    return ReplyTooLarge(f"the reply is {size} bytes, over the limit of {cap:,} bytes (max_reply_bytes)")
+def _too_large(size: int | str, cap: int, decoded: bool = False) -> ReplyTooLarge:
+    what = "decodes to" if decoded else "is"
+    return ReplyTooLarge(f"the reply {what} {size} bytes, over the limit of {cap:,} bytes (max_reply_bytes)")
 
 
 def _gather(parts: Iterable[bytes], cap: int) -> bytes:
@@ -132,22 +135,67 @@ async def _agather(parts: AsyncIterable[bytes], cap: int) -> bytes:
     return b"".join(out)
 
 
-def _response(status: int, headers: Any, body: bytes) -> httpx.Response:
+#: coded bytes handed to httpx's decoder at a time: gzip and deflate make at most about a thousand
+#: bytes of one, so a step adds at most a few MiB before the decoded total is counted again
+DECODE_STEP = 4 * 1024
+
+
+class _Steps(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body read whole, in steps of :data:`DECODE_STEP` bytes (sync or async, as httpx's
+    ``ByteStream``)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def __iter__(self) -> Iterator[bytes]:
+        view = memoryview(self.body)
+        for start in range(0, len(view), DECODE_STEP):
+            yield bytes(view[start:start + DECODE_STEP])
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for part in self:
+            yield part
+
+
+def _decoded(coded: httpx.Response, cap: int) -> httpx.Response:
+    """``coded`` (a reply with a content coding) decoded by httpx's ``iter_bytes``, refused as soon
+    as the decoded bytes pass ``cap``. One coding at most: a step of a reply coded twice could
+    inflate a millionfold before it is counted."""
+    codings = [c.strip().lower() for c in coded.headers.get_list("content-encoding", split_commas=True)]
+    if len([c for c in codings if c not in ("", "identity")]) > 1:
+        raise httpx.DecodingError(f"the reply has more than one content coding ({', '.join(codings)}); "
+                                  "svckit decodes one, so that max_reply_bytes counts what it decodes")
+    parts, size = [], 0
+    for part in coded.iter_bytes():
+        size += len(part)
+        if size > cap:
+            raise _too_large(f"over {size:,}", cap, decoded=True)
+        parts.append(part)
+    # the decoded body, with the headers as sent: read once without the coding, which is then put back
+    plain = [(name, value) for name, value in coded.headers.raw if name.lower() != b"content-encoding"]
+    response = httpx.Response(coded.status_code, headers=plain, stream=httpx.ByteStream(b"".join(parts)),
+                              extensions=coded.extensions)
+    response.read()
+    response.headers = coded.headers
+    return response
+
+
+def _response(status: int, headers: Any, body: bytes, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
     """A response read whole, so ``read()`` / ``aread()`` after it cost nothing, with the headers as
     the server sent them.
 
-    A body with a content coding (gzip and the like) is decoded by httpx's ``read()``. Any other is
+    A body with a content coding (gzip and the like) is decoded by httpx, and refused past ``cap``
+    bytes decoded (:func:`_decoded`). Any other is
     the content as it is: it is set as ``read()`` would set it, without the decoder and chunker
     machinery ``read()`` runs for it, which cost three quarters of making a response. (httpx's own
     attributes: tests/test_pools.py holds the two ways to the same response.)
     """
-    response = httpx.Response(status, headers=headers, stream=httpx.ByteStream(body),
+    response = httpx.Response(status, headers=headers, stream=_Steps(body),
                               extensions={"http_version": b"HTTP/1.1"})
     if "content-encoding" in response.headers:
-        response.read()
-    else:
-        response._content = body
-        response.is_stream_consumed = response.is_closed = True
+        return _decoded(response, cap)
+    response._content = body
+    response.is_stream_consumed = response.is_closed = True
     return response
 
 
@@ -156,7 +204,7 @@ def read_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> httpx.Re
     theirs: refused past ``cap`` bytes as received."""
     with contextlib.closing(response):
         body = _gather(response.iter_raw(), cap)
-    return _response(response.status_code, response.headers.raw, body)
+    return _response(response.status_code, response.headers.raw, body, cap)
 
 
 async def aread_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
@@ -165,7 +213,7 @@ async def aread_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> h
         body = await _agather(response.aiter_raw(), cap)
     finally:
         await response.aclose()
-    return _response(response.status_code, response.headers.raw, body)
+    return _response(response.status_code, response.headers.raw, body, cap)
 
 
 def ssl_context(verify: Verify = True) -> ssl.SSLContext:
@@ -313,7 +361,7 @@ class SyncPool(httpx.BaseTransport):
             raise _sync_error(exc) from None
         finally:
             reply.release_conn()
-        return _response(reply.status, list(reply.headers.iteritems()), body)
+        return _response(reply.status, list(reply.headers.iteritems()), body, self.max_reply_bytes)
 
     def _timeout(self, connect: float | None, read: float | None) -> urllib3.Timeout:
         key = (connect, read)
@@ -466,7 +514,7 @@ class AsyncPool(httpx.AsyncBaseTransport):
             reply.release()
         except aiohttp.ClientError as exc:
             raise _async_error(exc) from None
-        return _response(reply.status, list(reply.raw_headers), content)
+        return _response(reply.status, list(reply.raw_headers), content, self.max_reply_bytes)
 
     async def _read(self, reply: aiohttp.ClientResponse) -> bytes:
         cap = self.max_reply_bytes

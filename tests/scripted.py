@@ -13,14 +13,18 @@ request came through a proxy (an absolute-form target).
     /garbage        bytes that are not HTTP        /hang          no reply
     /no-read        the body is never read, no reply
     /big?n=N        N bytes with Content-Length; /big-chunked?n=N chunked; /big-eof?n=N ended by closing
+    /inflates/N/... {"result": N "x"s}, gzip-coded (about N/1000 bytes on the wire), for any path below
+    /inflates-twice/N/...  the same gzip-coded twice (Content-Encoding: gzip, gzip)
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import ssl
 import threading
+import zlib
 from urllib.parse import parse_qs, urlsplit
 
 OK = b'{"result":"OK"}'
@@ -109,6 +113,10 @@ class Scripted:
             chunks = (b'{"result":', b'"chunked"', b"}")
             out = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                    + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\n\r\n")
+        elif path.startswith("/inflates/"):
+            out = reply(_inflating(int(path.split("/")[2])), b"Content-Encoding: gzip\r\n")
+        elif path.startswith("/inflates-twice/"):
+            out = reply(gzip.compress(_inflating(int(path.split("/")[2]))), b"Content-Encoding: gzip, gzip\r\n")
         elif path == "/gzip":
             out = reply(gzip.compress(b'{"result":"unzipped"}'), b"Content-Encoding: gzip\r\n")
         elif path == "/early-hints":
@@ -140,6 +148,15 @@ class Scripted:
         writer.write(out)
         await writer.drain()
         return keep
+
+
+@functools.cache
+def _inflating(size: int) -> bytes:
+    """gzip of ``{"result": "xx...x"}`` with ``size`` x's, made a MiB at a time (never held whole)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+    out = [packer.compress(b'{"result":"')]
+    out += [packer.compress(b"x" * min(1 << 20, size - at)) for at in range(0, size, 1 << 20)]
+    return b"".join(out) + packer.compress(b'"}') + packer.flush()
 
 
 def _parts(size: int, part: int = 1 << 16) -> list[bytes]:

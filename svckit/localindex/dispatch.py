@@ -1,12 +1,15 @@
 """The vector data API's operations over a :class:`LocalIndex`, as the service answers them: one table
 from operation name to handler, and the HTTP status each local error stands for. The sandbox serves
-this table over HTTP; :class:`svckit.vector.local_client.LocalVector` calls it in process.
+this table over HTTP; :class:`svckit.vector.local_client.LocalVector` calls it in process. The
+operations that judge a filter take ``cancel`` (set when the client has gone: the work stops, with
+:class:`~svckit.localindex.limits.Cancelled`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from svckit._progress import Cancel
 from svckit.errors import DiskError, EmbeddingModelMissing, InvalidRequest
 from svckit.localindex.index import LocalIndex
 from svckit.localindex.request import parse_delete, parse_fetch
@@ -18,9 +21,9 @@ def _fetch(index: LocalIndex, body: Any, namespace: str) -> Any:
                        include_metadata=inc.metadata, include_vectors=inc.vectors, include_data=inc.data)
 
 
-def _delete(index: LocalIndex, body: Any, namespace: str) -> Any:
+def _delete(index: LocalIndex, body: Any, namespace: str, cancel: Cancel) -> Any:
     key, value = parse_delete(body)
-    return {"deleted": index.delete(**{key: value}, namespace=namespace)}
+    return {"deleted": index.delete(**{key: value}, namespace=namespace, cancel=cancel)}
 
 
 def _success(_done: object) -> str:
@@ -28,23 +31,24 @@ def _success(_done: object) -> str:
     return "Success"
 
 
-#: operation -> (index, body, namespace, query params) -> result (``info`` is answered by ``index.info()``)
+#: operation -> (index, body, namespace, query params, cancel=None) -> result (``info`` is answered
+#: by ``index.info()``)
 OPERATIONS: dict[str, Any] = {
-    "query-data": lambda ix, body, ns, q: ix.query(body, ns),
-    "query": lambda ix, body, ns, q: ix.query(body, ns, text=False),
-    "resumable-query-data": lambda ix, body, ns, q: ix.resumable_start(body, ns),
-    "resumable-query": lambda ix, body, ns, q: ix.resumable_start(body, ns, text=False),
-    "resumable-query-next": lambda ix, body, ns, q: ix.resumable_next(body),
-    "resumable-query-end": lambda ix, body, ns, q: _success(ix.resumable_end(body)),
-    "upsert-data": lambda ix, body, ns, q: _success(ix.upsert_data(body, ns)),
-    "upsert": lambda ix, body, ns, q: _success(ix.upsert(body, ns)),
-    "fetch": lambda ix, body, ns, q: _fetch(ix, body, ns),
-    "range": lambda ix, body, ns, q: ix.range(body, ns),
-    "delete": lambda ix, body, ns, q: _delete(ix, body, ns),
-    "update": lambda ix, body, ns, q: ix.update(body, ns),
-    "reset": lambda ix, body, ns, q: _success(ix.reset(ns, all="all" in q)),
-    "list-namespaces": lambda ix, body, ns, q: ix.namespaces(),
-    "delete-namespace": lambda ix, body, ns, q: _success(ix.delete_namespace(ns)),
+    "query-data": lambda ix, body, ns, q, cancel=None: ix.query(body, ns, cancel=cancel),
+    "query": lambda ix, body, ns, q, cancel=None: ix.query(body, ns, text=False, cancel=cancel),
+    "resumable-query-data": lambda ix, body, ns, q, cancel=None: ix.resumable_start(body, ns, cancel=cancel),
+    "resumable-query": lambda ix, body, ns, q, cancel=None: ix.resumable_start(body, ns, text=False, cancel=cancel),
+    "resumable-query-next": lambda ix, body, ns, q, cancel=None: ix.resumable_next(body),
+    "resumable-query-end": lambda ix, body, ns, q, cancel=None: _success(ix.resumable_end(body)),
+    "upsert-data": lambda ix, body, ns, q, cancel=None: _success(ix.upsert_data(body, ns)),
+    "upsert": lambda ix, body, ns, q, cancel=None: _success(ix.upsert(body, ns)),
+    "fetch": lambda ix, body, ns, q, cancel=None: _fetch(ix, body, ns),
+    "range": lambda ix, body, ns, q, cancel=None: ix.range(body, ns),
+    "delete": lambda ix, body, ns, q, cancel=None: _delete(ix, body, ns, cancel),
+    "update": lambda ix, body, ns, q, cancel=None: ix.update(body, ns),
+    "reset": lambda ix, body, ns, q, cancel=None: _success(ix.reset(ns, all="all" in q)),
+    "list-namespaces": lambda ix, body, ns, q, cancel=None: ix.namespaces(),
+    "delete-namespace": lambda ix, body, ns, q, cancel=None: _success(ix.delete_namespace(ns)),
 }
 
 

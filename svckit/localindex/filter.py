@@ -1,4 +1,4 @@
-"""The metadata filter language: a tokenizer, a recursive-descent parser and an evaluator.
+"""The metadata filter language: a tokenizer, a recursive-descent parser and a compiled evaluator.
 
 Grammar (keywords and booleans are case-insensitive; ``AND`` binds tighter than ``OR``)::
 
@@ -23,8 +23,14 @@ there). ``=``/``!=``/``IN`` compare numbers by value, and a boolean equals ``1``
 
 Every syntax error is a :class:`FilterSyntaxError` whose ``position`` is the 0-based character offset
 of the offending token and whose message shows the filter (around that spot, when it is long) with a
-caret under it. A filter longer than ``max_filter_length`` characters, or nesting parentheses deeper
-than ``max_filter_depth``, is refused the same way (:class:`~svckit.localindex.limits.Limits`).
+caret under it. A filter longer than ``max_filter_length`` characters, nesting parentheses deeper
+than ``max_filter_depth``, or with more than ``max_filter_terms`` conditions, is refused the same
+way (:class:`~svckit.localindex.limits.Limits`).
+
+A parsed filter is compiled once per query into nested functions (:func:`_compile`), so judging a
+vector costs its conditions' own work, not a walk of the tree, and an OR of equalities on one field
+(``id = 'a' OR id = 'b' ...``) is one set lookup: a 16,000-character OR of 900 equalities took
+1.1 ms per vector walked (5.5 s per query on 5,000 vectors), and takes microseconds.
 """
 
 from __future__ import annotations
@@ -201,12 +207,14 @@ class Or:
 
 
 class _Parser:
-    def __init__(self, text: str, max_depth: int) -> None:
+    def __init__(self, text: str, max_depth: int, max_terms: int) -> None:
         self.text = text
         self.tokens = tokenize(text)
         self.i = 0
         self.max_depth = max_depth
         self.depth = 0  # parentheses open around the current token
+        self.max_terms = max_terms
+        self.terms = 0  # conditions so far
 
     @property
     def tok(self) -> Token:
@@ -263,6 +271,10 @@ class _Parser:
             self.expect("RPAREN", None, "')'")
             self.depth -= 1
             return node
+        self.terms += 1
+        if self.terms > self.max_terms:
+            raise self.error(f"the filter has more than {self.max_terms} conditions (the index's max_filter_terms "
+                             "limit); give a list of values as one IN (...), or split the query")
         if self.take("KEYWORD", "HAS"):
             negate = bool(self.take("KEYWORD", "NOT"))
             self.expect("KEYWORD", "FIELD", "FIELD after HAS" + (" NOT" if negate else ""))
@@ -357,27 +369,12 @@ def resolve_path(doc: Any, path: tuple[PathStep, ...]) -> Any:
     return cur
 
 
+#: what equality compares: a literal of the filter is one of these, and so is every JSON scalar
+Scalar = str | int | float | bool
+
+
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _equal(field: Any, literal: Any) -> bool:
-    if isinstance(field, bool) or isinstance(literal, bool):
-        # booleans match true/false and 1/0 (and nothing else)
-        def as_bool(v: Any) -> bool | None:
-            if isinstance(v, bool):
-                return v
-            if _is_number(v) and v in (0, 1):
-                return bool(v)
-            return None
-
-        a, b = as_bool(field), as_bool(literal)
-        return a is not None and a == b
-    if _is_number(field) and _is_number(literal):
-        return field == literal
-    if isinstance(field, str) and isinstance(literal, str):
-        return field == literal
-    return False
 
 
 def _order(field: Any, op: str, literal: Any) -> bool:
@@ -388,33 +385,121 @@ def _order(field: Any, op: str, literal: Any) -> bool:
     return {"<": field < literal, "<=": field <= literal, ">": field > literal, ">=": field >= literal}[op]
 
 
-def _evaluate(node: Any, doc: Mapping[str, Any], globs: Mapping[str, GlobPattern]) -> bool:
-    if isinstance(node, Or):
-        return any(_evaluate(p, doc, globs) for p in node.parts)
-    if isinstance(node, And):
-        return all(_evaluate(p, doc, globs) for p in node.parts)
+Test = Callable[[Any], bool]
+
+
+def _getter(path: tuple[PathStep, ...]) -> Callable[[Any], Any]:
+    """The value at ``path`` in a document (``MISSING`` where there is none): a plain lookup for the
+    common one-name path, :func:`resolve_path` for the rest."""
+    if len(path) == 1 and isinstance(path[0], str):
+        key = path[0]
+
+        def get(doc: Any) -> Any:
+            return doc.get(key, MISSING) if isinstance(doc, dict) else resolve_path(doc, path)
+        return get
+    return lambda doc: resolve_path(doc, path)
+
+
+def _member(values: frozenset[Scalar]) -> Callable[[Any], bool]:
+    """Whether a value equals one of ``values``. Python's ``==`` between JSON values is the filter's
+    equality: numbers by value, a boolean equal to 1 / 0 as well, a string only to a string (and
+    never a number), anything else (null, an array, an object) to no literal."""
+    def member(value: Any) -> bool:
+        try:
+            return value in values
+        except TypeError:  # an array or object: unhashable, and equal to no literal
+            return False
+    return member
+
+
+def _compile(node: Any, globs: Mapping[str, GlobPattern]) -> Test:
+    """``node`` as one function of a document, made once per query: the tree is not walked again for
+    each vector, and an OR of equalities (``=`` and ``IN``) on one field is one set lookup."""
+    if isinstance(node, (Or, And)):
+        parts = list(dict.fromkeys(node.parts))  # a condition said twice is judged once
+        if isinstance(node, Or):
+            parts = _merge_equalities(parts)
+        tests = [_compile(p, globs) for p in parts]
+        if len(tests) == 1:
+            return tests[0]
+        if isinstance(node, Or):
+            def any_of(doc: Any) -> bool:
+                for test in tests:
+                    if test(doc):
+                        return True
+                return False
+            return any_of
+
+        def all_of(doc: Any) -> bool:
+            for test in tests:
+                if not test(doc):
+                    return False
+            return True
+        return all_of
+    get = _getter(node.path)
     if isinstance(node, HasField):
-        return (resolve_path(doc, node.path) is MISSING) == node.negate
-    value = resolve_path(doc, node.path)
-    if value is MISSING:
-        return False
+        negate = node.negate
+        return lambda doc: (get(doc) is MISSING) == negate
+    return _predicate(node, get, globs)
+
+
+def _predicate(node: Any, get: Callable[[Any], Any], globs: Mapping[str, GlobPattern]) -> Test:
+    """A condition on a field; false where the field does not exist."""
+    if isinstance(node, Compare) and node.op in ("=", "!="):
+        literal, equal = node.value, node.op == "="
+
+        def compare(doc: Any) -> bool:
+            value = get(doc)
+            return value is not MISSING and (value == literal) == equal
+        return compare
     if isinstance(node, Compare):
-        if node.op == "=":
-            return _equal(value, node.value)
-        if node.op == "!=":
-            return not _equal(value, node.value)
-        return _order(value, node.op, node.value)
-    if isinstance(node, Glob):
-        if not isinstance(value, str):
-            return False
-        return globs[node.pattern].matches(value) != node.negate
+        op, literal = node.op, node.value
+
+        def order(doc: Any) -> bool:
+            value = get(doc)
+            return value is not MISSING and _order(value, op, literal)
+        return order
     if isinstance(node, In):
-        return any(_equal(value, v) for v in node.values) != node.negate
+        member, negate = _member(frozenset(node.values)), node.negate
+
+        def within(doc: Any) -> bool:
+            value = get(doc)
+            return value is not MISSING and member(value) != negate
+        return within
+    if isinstance(node, Glob):
+        pattern, negate = globs[node.pattern], node.negate
+
+        def glob(doc: Any) -> bool:
+            value = get(doc)
+            return isinstance(value, str) and pattern.matches(value) != negate
+        return glob
     if isinstance(node, Contains):
-        if not isinstance(value, list):
-            return False
-        return any(_equal(item, node.value) for item in value) != node.negate
+        literal, negate = node.value, node.negate
+
+        def contains(doc: Any) -> bool:
+            value = get(doc)
+            return isinstance(value, list) and (literal in value) != negate
+        return contains
     raise TypeError(f"unknown filter node {node!r}")
+
+
+def _merge_equalities(parts: list[Any]) -> list[Any]:
+    """An OR's parts with every ``path = literal`` and ``path IN (...)`` on one path made one ``IN``
+    (in the place of the first): a generated ``id = 'a' OR id = 'b' OR ...`` is a set lookup."""
+    groups: dict[tuple[PathStep, ...], list[Any]] = {}
+    for part in parts:
+        if isinstance(part, Compare) and part.op == "=" or isinstance(part, In) and not part.negate:
+            groups.setdefault(part.path, []).append(part)
+    merged = {id(p): group for group in groups.values() if len(group) > 1 for p in group}
+    out = []
+    for part in parts:
+        group = merged.get(id(part))
+        if group is None:
+            out.append(part)
+        elif part is group[0]:
+            values = [v for g in group for v in (g.values if isinstance(g, In) else (g.value,))]
+            out.append(In(part.path, tuple(values), False))
+    return out
 
 
 def _glob_nodes(node: Any) -> list[Glob]:
@@ -445,9 +530,13 @@ class Filter:
     text: str
     ast: Any
     globs: Mapping[str, GlobPattern] = field(default_factory=dict, compare=False, repr=False)
+    test: Test = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "test", _compile(self.ast, self.globs))
 
     def matches(self, metadata: Mapping[str, Any] | None) -> bool:
-        return _evaluate(self.ast, metadata or {}, self.globs)
+        return self.test(metadata or {})
 
     def __call__(self, metadata: Mapping[str, Any] | None) -> bool:
         return self.matches(metadata)
@@ -465,7 +554,7 @@ def parse_filter(text: str, limits: Limits | None = None) -> Filter | None:
                                 "it, or split the query", text, limits.max_filter_length)
     if not text.strip():
         return None
-    ast = _Parser(text, limits.max_filter_depth).parse()
+    ast = _Parser(text, limits.max_filter_depth, limits.max_filter_terms).parse()
     return Filter(text, ast, _compile_globs(text, ast))
 
 

@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from svckit._progress import Cancel
 from svckit.errors import EmbeddingModelMissing
 from svckit.localindex import metrics, sparse
 from svckit.localindex.ann import ANN_THRESHOLD, DenseStore
 from svckit.localindex.embedding import DenseEmbedder, get_embedder, packaged_model_path
 from svckit.localindex.filter import parse_filter
-from svckit.localindex.limits import Limits
+from svckit.localindex.limits import Budget, Limits
 from svckit.localindex.namespace import Entry, Namespace, Record
 from svckit.localindex.reads import IndexReads
 from svckit.localindex.request import (
@@ -304,14 +305,16 @@ class LocalIndex(IndexReads):
             return {"updated": 1}
 
     def delete(self, ids: Any = None, namespace: str = "", *, prefix: str | None = None,
-               filter: str | None = None) -> int:
+               filter: str | None = None, cancel: Cancel = None) -> int:
         """Delete vectors by id (a list or one), by id ``prefix`` or by metadata ``filter``; returns how
-        many existed."""
+        many existed. A filter is judged within the query's bounds (``max_query_seconds``, ``cancel``),
+        before anything is deleted."""
+        budget = Budget(self.limits.max_query_seconds, cancel)
         flt = parse_filter(filter, self.limits) if filter is not None else None
         if filter is not None and flt is None:
             raise InvalidRequest("filter: an empty filter would delete everything; use reset for that")
         wanted = parse_ids(ids) if ids is not None else None
-        verdicts = self._prefilter(flt, namespace)
+        verdicts = self._prefilter(flt, namespace, budget)
         with self._lock:
             ns = self._namespace(namespace)
             if ns is None:

@@ -2,6 +2,10 @@
 queries, and how a query is answered (which sides it searches, its filter judged outside the lock, the
 ranking: dense, BM25 and their fusion, and each hit shaped as the service returns it).
 
+A request's work is bounded in time (``max_query_seconds``) and stops when its client goes (``cancel``):
+a :class:`~svckit.localindex.limits.Budget` checked between the queries of a batch and between the
+records a filter judges.
+
 :class:`IndexReads` is a base class of ``LocalIndex``, which is in :mod:`svckit.localindex.index`
 with what an index is made of (kind, model, namespaces, persistence), its writes and its ``info``.
 """
@@ -15,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from svckit._progress import Cancel
 from svckit.localindex import fusion
 from svckit.localindex.embedding import DenseEmbedder
 from svckit.localindex.filter import Filter, parse_filter
-from svckit.localindex.limits import Limits
+from svckit.localindex.limits import Budget, Limits
 from svckit.localindex.namespace import Namespace, Verdicts
 from svckit.localindex.request import (
     Includes,
@@ -117,22 +122,37 @@ class IndexReads:
         return item
 
     # -- queries -----------------------------------------------------------------------------
-    def query(self, request: Any, namespace: str = "", *, text: bool = True
+    def query(self, request: Any, namespace: str = "", *, text: bool = True, cancel: Cancel = None
               ) -> list[dict[str, Any]] | list[list[dict[str, Any]]]:
         """Answer a query-data body (``text``) or a query body (vectors): one object (or a one-element
-        array) -> one list of results; an array of several -> one list per query, in order."""
+        array) -> one list of results; an array of several -> one list per query, in order. Past
+        ``max_query_seconds`` ``InvalidRequest``; once ``cancel`` is set, ``Cancelled``."""
         queries = parse_queries(request, text=text, limits=self.limits)
         filters = [parse_filter(q.filter, self.limits) for q in queries]  # every bad filter fails first
-        answers = [self._query_one(q, flt, namespace) for q, flt in zip(queries, filters)]
+        self._model_ready(queries)
+        budget = Budget(self.limits.max_query_seconds, cancel)
+        answers = []
+        for q, flt in zip(queries, filters):
+            budget.check()
+            answers.append(self._query_one(q, flt, namespace, budget))
         return answers[0] if len(answers) == 1 else answers
 
-    def _query_one(self, q: QueryRequest, flt: Filter | None, namespace: str) -> list[dict[str, Any]]:
+    def _query_one(self, q: QueryRequest, flt: Filter | None, namespace: str,
+                   budget: Budget) -> list[dict[str, Any]]:
         sides = self._sides(q)
-        verdicts = self._prefilter(flt, namespace)
+        verdicts = self._prefilter(flt, namespace, budget)
         with self._lock:
             ns, hits = self._rank(q, sides, verdicts, namespace, q.top_k)
             return [self._shape(ns, int(row), score, q.include_metadata, q.include_vectors, q.include_data)
                     for row, score in hits]
+
+    def _model_ready(self, queries: list[QueryRequest]) -> None:
+        """Wait for the embedding model where a query's text needs it, before a request's time starts:
+        loading it (once, while the sandbox starts) is not the request's work."""
+        if self.kind != "sparse" and any(q.data is not None for q in queries):
+            embedder = self._require_model()
+            if embedder is not None:
+                embedder.load()
 
     def _sides(self, q: QueryRequest) -> tuple[bool, bool, np.ndarray | None]:
         """Whether a query searches the dense side, the sparse side, and its dense vector (text is
@@ -146,14 +166,19 @@ class IndexReads:
         qvec = None if q.vector is None else np.asarray(q.vector, dtype=np.float32)
         return q.vector is not None, q.sparse_vector is not None, qvec
 
-    def _prefilter(self, flt: Filter | None, namespace: str) -> Verdicts | None:
-        """``flt``'s verdict on every record of a namespace, evaluated without holding the lock."""
+    def _prefilter(self, flt: Filter | None, namespace: str, budget: Budget) -> Verdicts | None:
+        """``flt``'s verdict on every record of a namespace, evaluated without holding the lock, the
+        budget checked between records."""
         if flt is None:
             return None
         with self._lock:
             ns = self._namespace(namespace)
             records = [] if ns is None else list(ns.records.values())
-        return Verdicts(flt, records, {id(rec): flt.matches(rec.metadata) for rec in records})
+        matched, matches, check = {}, flt.matches, budget.check
+        for rec in records:
+            check()
+            matched[id(rec)] = matches(rec.metadata)
+        return Verdicts(flt, records, matched)
 
     def _rank(self, q: QueryRequest, sides: tuple[bool, bool, np.ndarray | None], verdicts: Verdicts | None,
               namespace: str, top_k: int) -> tuple[Any, list[tuple[int, float]]]:
@@ -193,15 +218,19 @@ class IndexReads:
         return ns, (dense_hits if use_dense else sparse_hits)[:top_k]
 
     # -- resumable queries -------------------------------------------------------------------
-    def resumable_start(self, body: Any, namespace: str = "", *, text: bool = True) -> dict[str, Any]:
+    def resumable_start(self, body: Any, namespace: str = "", *, text: bool = True,
+                        cancel: Cancel = None) -> dict[str, Any]:
         """Start a resumable query: ``{uuid, scores}`` with the first ``topK`` results. The ranking of
-        the whole namespace is kept until ``resumable_end`` or ``maxIdle`` seconds without use."""
+        the whole namespace is kept until ``resumable_end`` or ``maxIdle`` seconds without use.
+        Bounded as :meth:`query` is."""
         q, max_idle = parse_resumable_start(body, text=text, limits=self.limits)
         flt = parse_filter(q.filter, self.limits)
         with self._lock:
             self._resumable.make_room()  # refused before any embedding or ranking
+        self._model_ready([q])
+        budget = Budget(self.limits.max_query_seconds, cancel)
         sides = self._sides(q)
-        verdicts = self._prefilter(flt, namespace)
+        verdicts = self._prefilter(flt, namespace, budget)
         with self._lock:
             ns, hits = self._rank(q, sides, verdicts, namespace, max(len(self), 1))
             ids = [ns.records[int(row)].id for row, _ in hits]

@@ -31,7 +31,11 @@ The model loads in a background thread at start so the other areas serve at once
 (its JSON both ways and the index call) runs in a worker thread, never on the event loop, and each
 index has its own few threads (``vector_threads_per_index``): a slow or flooded index leaves the
 others, and every other area, serving. What one request may ask for is bounded by the index's
-:class:`~svckit.localindex.limits.Limits` (``Sandbox(vector_max_top_k=...)`` and so on).
+:class:`~svckit.localindex.limits.Limits` (``Sandbox(vector_max_top_k=...)`` and so on), and so is how
+long its work may run (``vector_max_query_seconds``: 400 naming the limit). A request whose client goes
+away stops its work too: a task watches the connection while the worker thread runs, and the index
+checks between records (:class:`~svckit.localindex.limits.Budget`), so a query nobody waits for does
+not run on.
 State lives in ``<data_dir>/vector/<index>``.
 Seeding the demo corpus also runs in the background (embedding it takes a while on a small CPU); until
 it is done, ``info`` counts the remaining items in ``pendingVectorCount``.
@@ -59,7 +63,7 @@ from starlette.routing import Route
 from svckit._files import private_dir
 from svckit.localindex import DenseEmbedder, LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
-from svckit.localindex.limits import Limits
+from svckit.localindex.limits import Cancelled, Limits
 from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 
@@ -80,6 +84,13 @@ THREADS_PER_INDEX = 4
 
 def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message, "status": status}, status_code=status)
+
+
+async def _watch_disconnect(receive: Any, gone: threading.Event) -> None:
+    """Set ``gone`` when the client closes its connection (the request's body has been read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.set()
 
 
 def _import_shared_modules() -> None:
@@ -260,11 +271,18 @@ class VectorArea(Area):
                 return _error(f"{operation} takes POST", 405)
         raw = b"" if operation == "info" else await request.body()
         namespace = request.path_params.get("namespace", "")
-        return await anyio.to_thread.run_sync(self._answer, index_name, operation, raw, namespace,
-                                              request.query_params, limiter=self.limiters[index_name])
+        gone = threading.Event()  # set if the client goes before its answer: the work stops
+        answer = functools.partial(self._answer, index_name, operation, raw, namespace, request.query_params, gone)
+        async with anyio.create_task_group() as watching:
+            watching.start_soon(_watch_disconnect, request.receive, gone)
+            try:
+                reply = await anyio.to_thread.run_sync(answer, limiter=self.limiters[index_name])
+            finally:
+                watching.cancel_scope.cancel()
+        return reply
 
     def _answer(self, index_name: str, operation: str, raw: bytes, namespace: str,
-                params: Any) -> JSONResponse:
+                params: Any, gone: threading.Event) -> JSONResponse:
         """One request's reply, in a worker thread: decoding the body, the index call (which may wait for
         the index's lock) and encoding the reply all stay off the event loop."""
         index = self.indexes[index_name]
@@ -280,7 +298,10 @@ class VectorArea(Area):
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             return _error(f"request body is not valid JSON: {exc}", 400)
         try:
-            result = OPERATIONS[operation](index, body, namespace, params)
+            result = OPERATIONS[operation](index, body, namespace, params, gone)
+        except Cancelled:
+            log.info("vector: %s on %s stopped: its client went away before the answer", operation, index_name)
+            return _error("the client went away before the answer was ready", 400)  # (read by nobody)
         except Exception as exc:
             status = error_status(exc)
             if status is None:
