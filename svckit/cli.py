@@ -1,4 +1,10 @@
-"""The ``svckit`` command: ``sandbox``, ``demo`` and ``doctor`` (:data:`DESCRIPTION`, what ``--help`` says)."""
+"""The ``svckit`` command: ``sandbox``, ``demo`` and ``doctor`` (:data:`DESCRIPTION`, what ``--help`` says).
+
+No secret needs to be on its command line, where every local user reads it (``ps``,
+/proc/PID/cmdline): an external Redis's URL, which carries its password, comes from the
+environment (:data:`REDIS_URL_VARIABLE`) or a file (``--redis-url-file``); ``--redis-url`` still
+works, and warns when the URL it is given holds a password.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,13 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 DESCRIPTION = ("Explore and operate key-value, vector, account and workflow services from Jupyter. "
                "'svckit demo' starts the embedded sandbox with demo data and JupyterLab on the tour; "
                "'svckit sandbox' serves all four interfaces on loopback; 'svckit doctor' checks the install.")
+#: the environment variable an external Redis's URL is read from when no --redis-url(-file) is given
+REDIS_URL_VARIABLE = "SVC_REDIS_URL"
 
 
 def data_home() -> Path:
@@ -33,9 +42,16 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help="state directory kept across restarts (default ~/.local/share/svckit/sandbox, "
                              "or svckit/sandbox under $XDG_DATA_HOME)")
     parser.add_argument("--backend", choices=["auto", "redis", "fakeredis", "external"], default="auto",
-                        help="key-value backend: auto = --redis-url, else redis-server on PATH, else fakeredis")
-    parser.add_argument("--redis-url", default=None,
-                        help="use this external Redis, or any node of a Redis Cluster, for the key-value area")
+                        help=f"key-value backend: auto = an external Redis ({REDIS_URL_VARIABLE}, --redis-url-file "
+                             "or --redis-url), else redis-server on PATH, else fakeredis")
+    url = parser.add_mutually_exclusive_group()
+    url.add_argument("--redis-url-file", metavar="FILE", type=Path, default=None,
+                     help="use the external Redis (or any node of a Redis Cluster) whose URL, "
+                          "redis://user:password@host:port, is the first line of FILE; without it, "
+                          f"the URL in the environment variable {REDIS_URL_VARIABLE}, if set")
+    url.add_argument("--redis-url", metavar="URL", default=None,
+                     help=f"the same, the URL given here; one with a password shows in the process list to "
+                          f"every local user (warned about): prefer {REDIS_URL_VARIABLE} or --redis-url-file")
     parser.add_argument("--redis-cluster", action="store_true",
                         help="--redis-url is a node of a Redis Cluster (found out by itself otherwise)")
     parser.add_argument("--seed", choices=["demo"], default=None, help="load a data set on start")
@@ -49,12 +65,41 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-destination", metavar="HOST", action="append", default=[],
                         help="the queue area delivers messages only to loopback (localhost, 127.0.0.0/8, ::1); "
                              "also deliver to HOST (repeat it for several)")
+    parser.add_argument("--allowed-host", metavar="NAME", action="append", default=[],
+                        help="the sandbox answers only requests whose Host header is 127.0.0.1, localhost, ::1 "
+                             "or --host (so a web page cannot reach it by DNS rebinding); also answer NAME "
+                             "(repeat it for several; * for any)")
 
 
 def _areas_option(args: argparse.Namespace) -> dict[str, Any]:
     """``--areas kv,queue`` -> ``areas=("kv", "queue")``; absent -> the Sandbox default (all)."""
     names = [name.strip() for name in (getattr(args, "areas", None) or "").split(",") if name.strip()]
     return {"areas": tuple(names)} if names else {}
+
+
+def redis_url_of(args: argparse.Namespace) -> str | None:
+    """The external Redis's URL: ``--redis-url``, else the first line of ``--redis-url-file``, else
+    :data:`REDIS_URL_VARIABLE` (read when a command runs); None for none. A ``--redis-url`` that
+    holds a password is warned about on stderr (without the password)."""
+    url = getattr(args, "redis_url", None)
+    if url:
+        if urlsplit(url).password:
+            from svckit.sandbox.logs import LOG
+
+            LOG.warning("--redis-url holds a password, which every local user can read in the process list "
+                        "(ps); give the URL in the environment variable %s or in a file (--redis-url-file FILE, "
+                        "mode 0600) instead", REDIS_URL_VARIABLE)
+        return url
+    path = getattr(args, "redis_url_file", None)
+    if path is not None:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise SystemExit(f"svckit: --redis-url-file {path}: {exc.strerror or exc}") from None
+        if not lines or not lines[0].strip():
+            raise SystemExit(f"svckit: --redis-url-file {path}: its first line should be the Redis URL; it is empty")
+        return lines[0].strip()
+    return os.environ.get(REDIS_URL_VARIABLE) or None
 
 
 def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
@@ -66,12 +111,13 @@ def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox
         port=args.port,
         seed=args.seed,
         backend=args.backend,
-        redis_url=args.redis_url,
+        redis_url=redis_url_of(args),
         redis_cluster=args.redis_cluster,
         embedding_model=args.embedding_model,
         demo_limit=args.demo_limit,
         tls=args.tls,
         allow_destinations=tuple(getattr(args, "allow_destination", None) or ()),
+        allowed_hosts=tuple(getattr(args, "allowed_host", None) or ()),
         **_areas_option(args),
         **extra,
     )
@@ -230,8 +276,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from svckit.errors import DataDirectoryInUse, UnsafePath
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except (UnsafePath, DataDirectoryInUse) as exc:  # the message says why and what to do: no traceback
+        print(f"svckit {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

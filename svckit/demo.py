@@ -223,9 +223,10 @@ def execute_notebooks(paths: Iterable[Path], out_dir: Path, env: Mapping[str, st
 
 
 def kernel_env(service_env: Mapping[str, str]) -> dict[str, str]:
-    """The environment for kernels and JupyterLab: ours, minus stale SVC_*, plus the service's,
+    """The environment for kernels and JupyterLab: ours, minus stale SVC_* (and the external Redis's
+    URL, SVC_REDIS_URL: its password is the sandbox's, not the notebooks'), plus the service's,
     offline (no model hub, no telemetry)."""
-    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES}
+    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES and k != "SVC_REDIS_URL"}
     env.update(service_env)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -266,20 +267,28 @@ def quiet_lab_settings(folder: Path) -> list[str]:
 
 
 def lab_command(open_path: str | None, *, port: int | None = None, no_browser: bool = False,
-                token: str | None = None, extra: Sequence[str] = ()) -> list[str]:
+                extra: Sequence[str] = ()) -> list[str]:
+    """JupyterLab's command line. It never holds the token (every local user reads command lines with
+    ``ps``, and the token runs code in the user's kernels): :func:`lab_env` passes it."""
     cmd = [sys.executable, "-m", "jupyterlab", "--ServerApp.ip=127.0.0.1", *QUIET_LAB]
     if port:
         cmd.append(f"--ServerApp.port={port}")
     if no_browser:
         cmd.append("--no-browser")
-    if token is not None:
-        cmd.append(f"--IdentityProvider.token={token}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # JupyterLab refuses to run as root without it
     cmd.extend(extra)
     if open_path:
         cmd.append(open_path)
     return cmd
+
+
+def lab_env(env: Mapping[str, str], token: str) -> dict[str, str]:
+    """``env`` with JupyterLab's login token in JUPYTER_TOKEN, which jupyter_server's IdentityProvider
+    reads: a process's environment (/proc/PID/environ) is readable by its owner only, where its command
+    line is readable by every local user. (The kernels inherit it; they run as the user, who may read
+    the server's own files, which hold the token too.)"""
+    return {**env, "JUPYTER_TOKEN": token}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -348,8 +357,8 @@ def run_lab(workdir: Path, env: Mapping[str, str], *, port: int | None = None, n
     # a session of its own: Ctrl-C reaches svckit only, which then stops JupyterLab cleanly (JupyterLab
     # itself would answer SIGINT with a "Shutdown this Jupyter server (y/[n])?" prompt)
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, token=token, extra=settings),
-                                cwd=workdir, env=dict(env), start_new_session=True, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen(lab_command(None, port=port, no_browser=True, extra=settings),
+                                cwd=workdir, env=lab_env(env, token), start_new_session=True, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT)
     try:
         try:

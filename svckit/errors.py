@@ -16,6 +16,8 @@
     ├── InvalidRequest (ValueError)  the local vector index refused a request (the sandbox's 400)
     ├── EmbeddingModelMissing (RuntimeError)  the local index has no embedding model (the sandbox's 422)
     ├── DiskError (OSError)         a file system refused a write: full, read-only (the sandbox's 507)
+    ├── UnsafePath (PermissionError) a private file or directory another user owns or may write, or a symlink
+    ├── DataDirectoryInUse (RuntimeError)  another live process (a sandbox, its redis-server) holds the data directory
     └── APIError                    the server answered with an error status
         ├── BadRequest              400
         │   └── CommandError        400 / {error} element: a key-value command failed
@@ -130,6 +132,22 @@ class DiskError(SvcError, OSError):
     def __init__(self, message: str, path: str) -> None:
         self.path = path
         super().__init__(message)
+
+
+class UnsafePath(SvcError, PermissionError):
+    """A file or directory that holds secrets is not the user's own alone: another user owns it, group or
+    others may write it, or it is a symbolic link where a file was expected (:mod:`svckit._files`).
+    Refused rather than used or tightened: another user may have planted or changed what is in it.
+    ``path`` names it; the message says why and how to fix it."""
+
+    def __init__(self, message: str, path: str) -> None:
+        self.path = path
+        super().__init__(message)
+
+
+class DataDirectoryInUse(SvcError, RuntimeError):
+    """Another live process holds the sandbox's data directory: a sandbox serving it, or a
+    ``redis-server`` a sandbox started there and that outlived it (:mod:`svckit.sandbox.lock`)."""
 
 
 class APIError(SvcError):

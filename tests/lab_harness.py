@@ -79,14 +79,14 @@ def serve_lab(root: Path, sandbox_env: dict[str, str], *, plain: bool = False) -
     # every cell in the DOM (no windowing), so locators and screenshots see the whole notebook
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env["JUPYTERLAB_SETTINGS_DIR"] = str(root / ".lab-settings")
-    cmd = demo.lab_command(None, port=port, no_browser=True, token=token, extra=[
+    cmd = demo.lab_command(None, port=port, no_browser=True, extra=[
         f"--ServerApp.root_dir={root}", f"--LabApp.workspaces_dir={root / '.workspaces'}",
         "--LabApp.expose_app_in_browser=True", "--JupyterNotebookApp.expose_app_in_browser=True",
         "--ServerApp.disable_check_xsrf=True",
         *demo.quiet_lab_settings(root / ".lab-app-settings"),
     ])
     log = (root / "lab.log").open("w")
-    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=root, env=demo.lab_env(env, token), stdout=log, stderr=subprocess.STDOUT)
     try:
         try:
             demo.wait_for_lab(port, token, proc, timeout=60)

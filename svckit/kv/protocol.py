@@ -50,6 +50,7 @@ from svckit.errors import (
     CommandError,
     InvalidArgument,
     ProtocolError,
+    StreamClosed,
     SvcError,
     TransactionDiscarded,
     error_for_status,
@@ -247,7 +248,16 @@ def _monitor_args(text: str) -> list[str]:
     return out
 
 
+#: the payload that ends an event stream on an error: ``error,<the error text>`` (a subscription's
+#: failure, or a monitor the server dropped because its reader fell behind)
+STREAM_ERROR = "error,"
+
+
 def parse_monitor(payload: str) -> MonitorEvent:
+    """One monitor line; :class:`StreamClosed` with the server's reason when the stream ends on an
+    error (a reader that fell too far behind is dropped with such a last event)."""
+    if payload.startswith(STREAM_ERROR):
+        raise StreamClosed(f"the MONITOR stream was ended by the server: {payload[len(STREAM_ERROR):]}")
     match = _MONITOR.match(payload.strip())
     if not match:
         raise ProtocolError(f"monitor event does not follow '<time> [<db> <client>] \"CMD\" ...': {payload[:80]!r}")

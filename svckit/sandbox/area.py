@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from starlette.types import ASGIApp
 
 from svckit._disk import probe, writing
-from svckit._files import write_private
+from svckit._files import read_private, write_private
 
 N = TypeVar("N", int, float)
 
@@ -59,8 +59,9 @@ class Credentials:
     @classmethod
     def load_or_create(cls, data_dir: Path) -> Credentials:
         path = data_dir / "credentials.json"
-        if path.exists():
-            known = {k: v for k, v in json.loads(path.read_text()).items()
+        text = read_private(path)  # not a symbolic link, the user's own alone: nobody planted these tokens
+        if text is not None:
+            known = {k: v for k, v in json.loads(text).items()
                      if k in cls.__dataclass_fields__ and not k.startswith("_")}
             creds = cls(**known)
         else:
@@ -90,6 +91,9 @@ class SandboxContext:
     #: resources that several areas use (the SQLite store of accounts and runs), built by the first
     #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
     shared: dict[str, Any] = field(default_factory=dict)
+    #: the open lock on the data directory (svckit/sandbox/lock.py): a process the sandbox starts there
+    #: (its redis-server) inherits it, so the directory stays held while that process lives
+    lock_fd: int | None = None
 
 
 @dataclass(frozen=True)

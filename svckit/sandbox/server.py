@@ -39,9 +39,11 @@ from svckit.config import Settings
 from svckit.sandbox import health
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
+from svckit.sandbox.hosts import AllowedHosts, served_names
 from svckit.sandbox.limits import BodyLimit, protocol_factory
+from svckit.sandbox.lock import DataDirLock
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
-from svckit.sandbox.private import tighten
+from svckit.sandbox.private import refuse_unsafe, tighten
 from svckit.sandbox.tls import server_context
 
 log = logging.getLogger(__name__)
@@ -99,7 +101,9 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
                         headers=getattr(exc, "headers", None))
 
 
-def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
+def build_app(areas: Sequence[Area], seed: str | None = None, hosts: frozenset[str] | None = None) -> Starlette:
+    """The app of ``areas``, answering requests whose Host is one of ``hosts`` (hosts.py; by default
+    the loopback names)."""
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         started: list[Area] = []
@@ -129,7 +133,9 @@ def build_app(areas: Sequence[Area], seed: str | None = None) -> Starlette:
         routes.append(mount)
     prefixes = frozenset(area.prefix for area in areas)
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
-                     middleware=[Middleware(VendorHeaders), Middleware(BarePrefix, prefixes=prefixes)])
+                     middleware=[Middleware(AllowedHosts, names=hosts or served_names(LOOPBACK)),
+                                 Middleware(VendorHeaders),
+                                 Middleware(BarePrefix, prefixes=prefixes)])
 
 
 def freeze_heap() -> None:
@@ -215,10 +221,16 @@ class Sandbox:
     ``embedding_model``, ...) and set the request bounds (svckit/sandbox/limits.py): ``header_timeout``
     and ``body_timeout`` (seconds), ``max_header_bytes``, and each area's body cap
     (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ``queue_max_body_bytes``; the key-value
-    area's follows ``kv_max_request_size``).
+    area's follows ``kv_max_request_size``); the key-value area's budget per request
+    (``kv_max_request_commands``, ``kv_max_request_seconds``: svckit/sandbox/kv/budget.py) and how far
+    one monitor reader may fall behind (``kv_monitor_backlog_bytes``: svckit/sandbox/kv/events.py).
 
-    The data directory is kept private (0700, its files 0600). A ``host`` other than loopback is
+    The data directory is kept private (0700, its files 0600); one that another user owns or may write
+    is refused (svckit/sandbox/private.py), and so is one another live sandbox, or the Redis it
+    started, holds (svckit/sandbox/lock.py). A ``host`` other than loopback is
     warned about on start: it serves every area and its tokens over plain HTTP to the network.
+    A request whose Host header names another site is refused (DNS rebinding, svckit/sandbox/hosts.py);
+    ``allowed_hosts=[...]`` adds names to loopback's and ``host``.
 
     ``tls=True`` serves https with a certificate signed by a local CA made at start
     (svckit/sandbox/tls.py): ``url`` is https://..., and ``env`` names the CA certificate the clients
@@ -254,11 +266,29 @@ class Sandbox:
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()  # set once serving and said so (start() returns then)
+        self._lock: DataDirLock | None = None  # the data directory's, from start to stop (lock.py)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _prepare(self) -> tuple[Starlette, socket.socket]:
+        """Before anything in the data directory is read: refuse one another user could have written
+        (private.py), and hold it for this sandbox alone (lock.py)."""
         private_dir(self.data_dir)
-        ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options))
+        refuse_unsafe(self.data_dir)
+        self._lock = DataDirLock.acquire(self.data_dir)
+        try:
+            return self._open()
+        except BaseException:
+            self._unlock()
+            raise
+
+    def _unlock(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    def _open(self) -> tuple[Starlette, socket.socket]:
+        ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options),
+                             lock_fd=self._lock.fd if self._lock is not None else None)
         self.context = ctx
         opened = tighten(self.data_dir)
         if opened:
@@ -269,6 +299,7 @@ class Sandbox:
             log.warning(warning)
         if self.tls:
             self._ssl, self.ca_file = server_context(self.data_dir, self.host)
+        hosts = served_names(self.host, self.options.get("allowed_hosts") or ())  # a bad name fails here
         self.areas = load_areas(ctx, self.area_names)
         for area in self.areas:
             area.max_body_bytes  # noqa: B018 - a bad *_max_body_bytes option fails here, not on a request
@@ -279,7 +310,7 @@ class Sandbox:
         sock.bind((self.host, self.port))
         sock.listen(2048)
         self.port = sock.getsockname()[1]
-        return build_app(self.areas, self.seed), sock
+        return build_app(self.areas, self.seed, hosts), sock
 
     def _config(self, app: Starlette, owns_process: bool = False) -> uvicorn.Config:
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's
@@ -346,6 +377,7 @@ class Sandbox:
         while not self._ready.wait(0.02):
             if self._error is not None or not self._thread.is_alive():
                 cause = getattr(app.state, "startup_error", None) or self._error
+                self._unlock()
                 raise RuntimeError(f"sandbox failed to start: {cause!r}") from cause
             if time.monotonic() > deadline:
                 self.stop()
@@ -357,7 +389,10 @@ class Sandbox:
         app, sock = self._prepare()
         config = self._config(app, owns_process=True)
         self._server = server = _Server(config, self.areas)
-        run_on_loop(self._serve(server, sock, on_ready, owns_process=True), config)
+        try:
+            run_on_loop(self._serve(server, sock, on_ready, owns_process=True), config)
+        finally:
+            self._unlock()
 
     def stop(self) -> None:
         if self._server is not None:
@@ -365,6 +400,7 @@ class Sandbox:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+        self._unlock()
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
 

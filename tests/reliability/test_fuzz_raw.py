@@ -114,7 +114,7 @@ def test_huge_arguments(playground: Live, http):
     # with a 4xx, or the connection is closed; never a 500 and never a hang
     for path in ("/kv/GET/" + "k" * (2 * 1024 * 1024), "/queue/v2/workflows/logs?label=" + big):
         auth = playground.auth(area_of(path))["Authorization"]
-        raw = _raw(playground, f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\n"
+        raw = _raw(playground, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {auth}\r\n"
                                "Connection: close\r\n\r\n".encode(), shut_write=True)
         assert raw == b"" or 400 <= _status(raw) < 500, raw[:200]
 
@@ -249,14 +249,14 @@ def test_duplicate_and_non_ascii_authorization_headers(guarded: Live, unchanged,
     }
     for name, values in cases.items():
         head = b"".join(b"Authorization: " + v + b"\r\n" for v in values)
-        raw = _raw(guarded, f"GET {path} HTTP/1.1\r\nHost: x\r\n".encode() + head + b"Connection: close\r\n\r\n")
+        raw = _raw(guarded, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + head + b"Connection: close\r\n\r\n")
         status = _status(raw)
         assert status in (400, 401), (area, name, raw[:300])
         if status == 401:
             body = json.loads(raw.partition(b"\r\n\r\n")[2])
             assert isinstance(body.get("error"), str), (area, name, body)
     # the valid credential alone still works (the sandbox was not disturbed)
-    raw = _raw(guarded, f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: ".encode() + valid
+    raw = _raw(guarded, f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ".encode() + valid
                + b"\r\nConnection: close\r\n\r\n")
     assert _status(raw) == 200
 
@@ -281,19 +281,19 @@ def test_content_length_lies(guarded: Live, unchanged, path, area):
     """Raw socket: a Content-Length larger than the body (then the client half-closes) and one smaller
     than the body. The server must neither hang nor answer 500, and keeps serving others."""
     body = b'["GET", "greeting"]'
-    longer = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body) + 100}\r\n"
+    longer = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body) + 100}\r\n"
               f"Content-Type: application/json\r\n\r\n").encode() + body
     raw = _raw(guarded, longer, shut_write=True)
     assert raw == b"" or 400 <= _status(raw) < 500, raw[:300]
-    shorter = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Type: application/json\r\n\r\n"
+    shorter = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nContent-Type: application/json\r\n\r\n"
                ).encode() + body
     raw = _raw(guarded, shorter, shut_write=True)
     statuses = [int(line.split(b" ")[1]) for line in raw.split(b"\r\n") if line.startswith(b"HTTP/1.1 ")]
     assert statuses and all(400 <= s < 500 for s in statuses), raw[:400]
-    chunked = (f"POST {path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n").encode()
+    chunked = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnot hex\r\n").encode()
     raw = _raw(guarded, chunked, shut_write=True)
     assert raw == b"" or 400 <= _status(raw) < 500, raw[:300]
-    both = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+    both = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
             "0\r\n\r\n").encode()
     raw = _raw(guarded, both, shut_write=True)
     assert raw == b"" or 400 <= _status(raw) < 500, raw[:300]

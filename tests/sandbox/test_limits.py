@@ -90,7 +90,7 @@ def assert_error_shape(area: str, status: int, body: dict) -> None:
 def test_a_64_mib_body_is_answered_413_before_it_is_sent(sandbox, area):
     size = 64 * MiB
     with connect(sandbox) as sock:
-        sock.sendall(f"POST {BODY_ROUTES[area]} HTTP/1.1\r\nHost: sandbox\r\nAuthorization: {auth(sandbox, area)}\r\n"
+        sock.sendall(f"POST {BODY_ROUTES[area]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {auth(sandbox, area)}\r\n"
                      f"Content-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode() + b"[" * 65536)
         # only the headers and the first 64 KiB were sent: the answer comes now, or not at all
         status, body = read_answer(sock)
@@ -105,7 +105,7 @@ def test_a_chunked_body_is_answered_413_once_it_grows_past_the_cap(sandbox, area
     cap = sandbox.area({"devapi": "account"}.get(area, area)).max_body_bytes
     chunk = b"[" * 65536
     with connect(sandbox) as sock:
-        sock.sendall(f"POST {BODY_ROUTES[area]} HTTP/1.1\r\nHost: sandbox\r\nAuthorization: {auth(sandbox, area)}\r\n"
+        sock.sendall(f"POST {BODY_ROUTES[area]} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {auth(sandbox, area)}\r\n"
                      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
         for _ in range(cap // len(chunk) + 1):  # one chunk past the cap, and no last chunk: more could come
             sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -172,7 +172,9 @@ def test_a_bad_limit_option_fails_at_start(tmp_path):
 
 @pytest.mark.parametrize(("area", "option"), [
     ("kv", "kv_max_request_size"), ("kv", "kv_daily_request_limit"), ("kv", "kv_max_streams"),
-    ("kv", "kv_max_streams_per_token"), ("vector", "vector_threads_per_index"), ("queue", "queue_workers")])
+    ("kv", "kv_max_streams_per_token"), ("kv", "kv_max_request_commands"), ("kv", "kv_max_request_seconds"),
+    ("kv", "kv_monitor_backlog_bytes"), ("kv", "kv_script_time_limit"), ("vector", "vector_threads_per_index"),
+    ("queue", "queue_workers")])
 @pytest.mark.parametrize("bad", [0, -1, "lots"])
 def test_every_limit_in_the_security_table_refuses_a_bad_value_at_start(tmp_path, area, option, bad):
     with pytest.raises(ValueError, match=f"{option}: must be a positive number"):
@@ -209,14 +211,14 @@ def trickle(sock: socket.socket, start: bytes, byte: bytes) -> bytes:
 @pytest.mark.timeout(60)
 def test_headers_sent_byte_by_byte_are_cut_off_with_408(impatient):
     with connect(impatient) as sock:
-        answer = trickle(sock, b"GET /devapi/v2/queue/user HTTP/1.1\r\nHost: sandbox\r\nX-Slow: ", b"a")
+        answer = trickle(sock, b"GET /devapi/v2/queue/user HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ", b"a")
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"request line and headers did not arrive within 0.5 s" in answer
 
 
 @pytest.mark.timeout(60)
 def test_a_body_sent_byte_by_byte_is_cut_off_with_408(impatient):
-    start = (f"POST /devapi/v2/search/idx_products/rename HTTP/1.1\r\nHost: sandbox\r\n"
+    start = (f"POST /devapi/v2/search/idx_products/rename HTTP/1.1\r\nHost: 127.0.0.1\r\n"
              f"Authorization: {auth(impatient, 'devapi')}\r\nContent-Length: 1000\r\n\r\n").encode()
     with connect(impatient) as sock:
         answer = trickle(sock, start, b" ")
@@ -233,7 +235,7 @@ def test_a_connection_that_never_sends_a_request_is_closed(impatient):
 @pytest.mark.timeout(60)
 def test_a_request_head_over_the_cap_is_refused_with_431(impatient):
     with connect(impatient) as sock:
-        sock.sendall(b"GET /devapi/v2/queue/user HTTP/1.1\r\nHost: sandbox\r\n")
+        sock.sendall(b"GET /devapi/v2/queue/user HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         try:
             for _ in range(10):
                 sock.sendall(b"X-Pad: " + b"p" * 16384 + b"\r\n")  # 160 KiB in all, over the 64 KiB cap
@@ -254,7 +256,7 @@ def test_event_streams_outlive_the_read_timeouts(impatient):
         # one that never sends a head, one whose body stops short. Once both are closed, the stream
         # has been open longer than either timeout, and it must still be open.
         with connect(impatient) as idle, connect(impatient) as short:
-            short.sendall(f"POST /kv/ HTTP/1.1\r\nHost: x\r\nAuthorization: {headers['Authorization']}\r\n"
+            short.sendall(f"POST /kv/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {headers['Authorization']}\r\n"
                           "Content-Length: 10\r\n\r\n[".encode())
             assert closed(idle) == b""
             assert b"request body did not arrive" in closed(short)

@@ -1,5 +1,5 @@
 """The data directory is private (svckit/sandbox/private.py): 0700, every file in it 0600, from the
-moment each is created, after writes in every area; a directory left wider is tightened at start; a
+moment each is created, after writes in every area; a directory others could read is tightened at start; a
 Sandbox in a kernel leaves the process umask alone; ``svckit sandbox`` makes everything private; and
 binding anything but loopback is warned about (svckit/sandbox/server.py ``exposure_warning``)."""
 
@@ -93,13 +93,14 @@ def test_files_are_created_private_not_fixed_afterwards(tmp_path, caplog):
     assert not_private(tmp_path / "data") == {}
 
 
-def test_a_wider_data_directory_is_tightened_at_start_and_says_so(tmp_path, caplog):
+def test_a_data_directory_others_could_read_is_tightened_at_start_and_says_so(tmp_path, caplog):
+    # (one others could write is refused: tests/sandbox/test_data_dir_refused.py)
     data = tmp_path / "data"
     (data / "old").mkdir(parents=True)
     for path in (data / "state.sqlite3", data / "old" / "notes.txt"):
         path.write_text("")
-    for path, mode in ((data, 0o755), (data / "old", 0o775), (data / "state.sqlite3", 0o644),
-                       (data / "old" / "notes.txt", 0o666)):
+    for path, mode in ((data, 0o755), (data / "old", 0o751), (data / "state.sqlite3", 0o644),
+                       (data / "old" / "notes.txt", 0o640)):
         path.chmod(mode)
     with running(data, areas=["account"]):
         pass

@@ -5,9 +5,11 @@ backend has no JSON module (see :mod:`.json_functions`), and serves :mod:`.gatew
 Attributes for tools that talk to Redis directly (the bench): ``backend_name``, ``redis_url`` (it
 carries the gateway's Redis credentials where the backend needs them: never log or show it).
 
-Three kinds of connection reach the backend: the commands of the Standard and Read Only tokens (as
-the gateway's Redis user) or of an ACL user's REST token (as that user); subscriptions, from pools
-of their own (:meth:`KVArea.stream_pool_of`); and the gateway's management work, on the admin pool
+Three kinds of connection reach the backend: the commands of the Standard token (as the gateway's
+Redis user), of the Read Only token (as a Redis user that may only read, where the sandbox owns the
+server's users, so that its scripts are held to its rules too) or of an ACL user's REST token (as
+that user); subscriptions, from pools of their own (:meth:`KVArea.stream_pool_of`); and the
+gateway's management work, on the admin pool
 (:mod:`.users`, :mod:`.guard`).
 """
 
@@ -29,11 +31,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from svckit._disk import writing
 from svckit._files import write_private
 from svckit.errors import mask
-from svckit.sandbox.area import Area, Health, SandboxContext, new_token
-from svckit.sandbox.kv import guard, json_functions
+from svckit.sandbox.area import Area, Health, SandboxContext, new_token, positive_option
+from svckit.sandbox.kv import guard, json_functions, runaway
 from svckit.sandbox.kv.backends import Backend, choose_backend
 from svckit.sandbox.kv.cluster import Pool, connection_for
-from svckit.sandbox.kv.events import MonitorHub
+from svckit.sandbox.kv.events import MONITOR_BACKLOG_BYTES, MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
@@ -44,6 +46,9 @@ log = logging.getLogger(__name__)
 __all__ = ["KVArea"]
 
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+#: seconds the health check waits for Redis: within health.CHECK_TIMEOUT, so a Redis held by a script
+#: is reported as BUSY rather than as an area that did not answer
+HEALTH_WAIT = 2.0
 
 
 class KVArea(Area):
@@ -51,13 +56,17 @@ class KVArea(Area):
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
-        self.backend: Backend = choose_backend(ctx.options, ctx.data_dir)
-        self.monitor = MonitorHub()
+        self.backend: Backend = choose_backend(ctx.options, ctx.data_dir, ctx.lock_fd)
+        self.monitor = MonitorHub(positive_option(ctx.options, "kv_monitor_backlog_bytes", MONITOR_BACKLOG_BYTES))
         self.closing = asyncio.Event()  # ends every open event stream on shutdown (see drain)
         self.gateway = Gateway(self)
         self.json_native = False
         self.scripts = Scripts()
-        self._data_pool: Pool | None = None  # the Standard and Read Only tokens' commands
+        self.script_limit = positive_option(ctx.options, "kv_script_time_limit", runaway.DEFAULT_SCRIPT_TIME_LIMIT,
+                                            float)
+        self._stopper = runaway.Stopper(self._stop_script)
+        self._data_pool: Pool | None = None  # the Standard token's commands
+        self._reader_pool: Pool | None = None  # the Read Only token's (users.READER_USER where we own users)
         self._stream_pool: Pool | None = None  # ... and their subscriptions
         self._admin_pool: Pool | None = None  # the gateway's management work
         self._supervisor: asyncio.Task[None] | None = None  # the backend's (a redis-server child's) watch
@@ -101,6 +110,7 @@ class KVArea(Area):
     async def start(self) -> None:
         await self.backend.start()
         self._data_pool = self.backend.pool()
+        self._reader_pool = self.backend.reader_pool()
         self._stream_pool = self._bounded(self.backend.pool())
         self._admin_pool = self.backend.admin_pool()
         self._rebuild_principals()
@@ -122,6 +132,40 @@ class KVArea(Area):
             if isinstance(loaded, ResponseError):
                 raise loaded
         self.scripts.native = await backend_reads_shebangs(self._data_pool)
+        await self._bound_scripts()
+
+    async def _bound_scripts(self) -> None:
+        """Scripts end at the script time limit (:mod:`.runaway`): a child of ours answers BUSY, and so
+        hears the gateway's SCRIPT KILL, from then on; fakeredis's in-process Lua gets a hook that ends
+        a script there, and loses what would reach the host."""
+        assert self._admin_pool is not None and self._data_pool is not None
+        limit = self.script_limit
+        if self.backend.owns_users:
+            ms = str(max(1, round(limit * 1000))).encode()
+            [done] = await self.gateway.run_batch(self._admin_pool, [[b"CONFIG", b"SET", b"busy-reply-threshold", ms]],
+                                                  hold=False)
+            if isinstance(done, ResponseError):
+                raise done
+        elif self.backend.name == "fakeredis":
+            message = (f"ERR the script ran past {runaway.limit_text(limit)} and the sandbox stopped it; on fakeredis "
+                       f"what it wrote before is kept")
+            [done] = await self.gateway.run_batch(self._data_pool, [
+                [b"EVAL", runaway.IN_PROCESS_GUARD, b"0", str(limit).encode(), message.encode()]], hold=False)
+            if isinstance(done, ResponseError):
+                raise done
+
+    def script_watch(self, rows: list[list[bytes]]) -> runaway.ScriptWatch | None:
+        """The watch of a batch holding a script, which the gateway stops at the time limit; else None."""
+        return runaway.ScriptWatch(self.script_limit, self._stopper) if runaway.holds_script(rows) else None
+
+    async def _stop_script(self) -> str | None:
+        admin = self._admin_pool
+        assert admin is not None, "the kv area has not started"
+
+        async def run(batch: list[list[bytes]]) -> list[Any]:
+            return await self.gateway.run_batch(admin, batch, hold=False)
+
+        return await runaway.stop_running_script(run, lambda: self.backend.end_without_saving(run))
 
     async def _restarted(self) -> None:
         """The backend's Redis was started again: drop the idle connections to the one that died (a
@@ -131,18 +175,25 @@ class KVArea(Area):
         await self._prepare()
 
     def _pools(self) -> list[Pool]:
-        pools = [self._data_pool, self._stream_pool, self._admin_pool,
+        pools = [self._data_pool, self._reader_pool, self._stream_pool, self._admin_pool,
                  *(p.pool for p in self._principals.values()), *(p.stream_pool for p in self._principals.values())]
         return list({id(p): p for p in pools if p is not None}.values())
 
     async def health(self) -> list[Health]:
-        """"redis": Redis answers, and takes writes (it refuses them while it cannot write its AOF or
-        its snapshot: a full or read-only disk)."""
+        """"redis": Redis answers, is not held by a script (BUSY), and takes writes (it refuses them
+        while it cannot write its AOF or its snapshot: a full or read-only disk)."""
         assert self._data_pool is not None, "the kv area has not started"
+        busy = (f"BUSY: Redis is running a script or a long command and answers nothing else; the gateway "
+                f"stops a script at {runaway.limit_text(self.script_limit)}")
         try:
-            replies = await self.gateway.run_batch(self._data_pool, [[b"PING"], [b"INFO", b"persistence"]], hold=False)
+            replies = await asyncio.wait_for(self.gateway.run_batch(
+                self._data_pool, [[b"PING"], [b"INFO", b"persistence"]], hold=False), HEALTH_WAIT)
         except RedisConnectionError as exc:
             return [Health("redis", False, self.backend.outage(exc)[0])]
+        except TimeoutError:
+            return [Health("redis", False, f"{busy} (no answer within {HEALTH_WAIT:g} s)")]
+        if isinstance(replies[0], ResponseError) and error_text(replies[0]).startswith("BUSY"):
+            return [Health("redis", False, f"{busy} ({error_text(replies[0])})")]
         info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
         if any(name + b":err" in info for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")):
             return [Health("redis", False, f"answers, but refuses writes: {self._cannot_write()}")]
@@ -209,10 +260,9 @@ class KVArea(Area):
         log.info("kv password reset: new tokens %s, %s", mask(creds.kv_token), mask(creds.kv_readonly_token))
 
     def _rebuild_principals(self) -> None:
-        data = self._data_pool
         principals = {
-            self.ctx.credentials.kv_token: Principal("standard", pool=data),
-            self.ctx.credentials.kv_readonly_token: Principal("readonly", pool=data),
+            self.ctx.credentials.kv_token: Principal("standard", pool=self._data_pool),
+            self.ctx.credentials.kv_readonly_token: Principal("readonly", pool=self._reader_pool),
         }
         old = getattr(self, "_principals", {})
         for token, user in self._acl_tokens.items():
@@ -240,7 +290,7 @@ class KVArea(Area):
             if principal.kind == "acl":
                 principal.pool = self.backend.pool(principal.username, principal.password)
             else:
-                principal.pool = self._data_pool
+                principal.pool = self._reader_pool if principal.readonly else self._data_pool
         assert principal.pool is not None, "the kv area has not started"
         return principal.pool
 
@@ -270,16 +320,30 @@ class KVArea(Area):
 
     def runs_aside(self, argv: list[bytes], principal: Principal) -> bool:
         """A command the gateway runs itself rather than on the principal's connection: ACL RESTTOKEN,
-        and the Standard token's commands its Redis user may not run (ACL changes, CONFIG SET: on the
-        admin pool, once the guard has checked them)."""
-        return self.is_resttoken(argv) or (principal.kind == "standard" and guard.runs_as_admin(argv))
+        the Standard token's commands its Redis user may not run (ACL changes, CONFIG SET: on the
+        admin pool, once the guard has checked them), and its FUNCTION FLUSH and RESTORE where the
+        gateway's JSON.* library must be loaded again after them."""
+        return self.is_resttoken(argv) or (principal.kind == "standard" and (
+            guard.runs_as_admin(argv) or (not self.json_native and guard.clears_libraries(argv))))
 
     async def run_aside(self, argv: list[bytes]) -> Any:
         """Run a command :meth:`runs_aside` picked; its reply (an error as a value)."""
         if self.is_resttoken(argv):
             return await self.mint_rest_token(argv)
+        if guard.clears_libraries(argv):
+            return await self._clear_libraries(argv)
         assert self._admin_pool is not None, "the kv area has not started"
         [reply] = await self.gateway.run_batch(self._admin_pool, [self.translate(argv)])
+        return self.translate_reply(argv, reply)
+
+    async def _clear_libraries(self, argv: list[bytes]) -> Any:
+        """The Standard token's FUNCTION FLUSH or RESTORE, with the JSON.* library loaded again right
+        after it in the same write, so JSON.* keep working and run the sandbox's own code."""
+        [reply, loaded] = await self.gateway.run_batch(self._standard_pool(), [argv, json_functions.load_command()])
+        if isinstance(loaded, ResponseError) and not isinstance(reply, ResponseError):
+            return ResponseError(f"ERR {argv[1].decode('utf-8', 'replace').upper()} ran, but the sandbox could not "
+                                 f"load its JSON.* library '{json_functions.LIBRARY}' again ({error_text(loaded)}): "
+                                 f"delete the library whose functions are named svckit_json_*")
         return self.translate_reply(argv, reply)
 
     async def mint_rest_token(self, argv: list[bytes]) -> Any:

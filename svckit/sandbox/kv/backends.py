@@ -8,7 +8,15 @@ within a second even if the machine crashes, and a clean stop (SIGTERM -> Redis'
 everything, so a sandbox restarted on the same data directory finds all its data. ``always`` would
 make each write wait for a disk flush, which is the wrong trade for a local sandbox whose speed is
 measured. The child is killed if the sandbox process dies without stopping it (PR_SET_PDEATHSIG on
-Linux, plus a watchdog that follows the parent pid elsewhere).
+Linux, plus a watchdog that follows the parent pid elsewhere), with SIGKILL: a SIGTERM waits while a
+Lua script runs, so a busy child outlived a killed sandbox, and a sandbox started again on the same
+data directory would have started a second Redis on the same socket and files. SIGKILL loses nothing
+acknowledged: Redis writes the AOF file before it sends the replies of each turn of its event loop,
+and the kernel keeps what was written when the process dies (the one exception is everysec's own: a
+write held back while a slow fsync runs, at most 2 s, is lost as in a crash of Redis itself). The
+child also holds the data directory's lock (:mod:`svckit.sandbox.lock`, inherited), so a Redis that
+outlives its sandbox all the same keeps a new start on that directory out, which then says which
+process holds it.
 
 The child is supervised (:meth:`RedisChild.supervise`): when it exits while the sandbox serves (the
 OOM killer, a stray signal), it is started again on the same data directory, at once the first time and
@@ -53,7 +61,7 @@ from redis.exceptions import BusyLoadingError, RedisError
 
 from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
-from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, load_passwords, write_acl_file
+from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, READER_USER, load_passwords, write_acl_file
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +72,8 @@ UNIX_PATH_MAX = 104  # sun_path: 108 bytes on Linux, 104 on macOS
 #: then doubling from RESTART_FIRST_DELAY up to RESTART_MAX_DELAY while the child keeps dying within
 #: STABLE_AFTER seconds of its start
 SUPERVISE_EVERY = 0.05
+#: seconds a child told SHUTDOWN NOSAVE (a script it cannot stop) has to exit before it is killed
+SHUTDOWN_WAIT = 5.0
 RESTART_FIRST_DELAY = 0.25
 RESTART_MAX_DELAY = 5.0
 STABLE_AFTER = 30.0
@@ -89,6 +99,11 @@ class Backend:
 
     def admin_pool(self) -> ConnectionPool:
         """Connections for the gateway's management work (see :mod:`.users`)."""
+        return self.pool()
+
+    def reader_pool(self) -> ConnectionPool:
+        """Connections for the Read Only token's commands: as a Redis user that may only read where
+        the sandbox owns the server's users (see :mod:`.users`), else as the gateway's own."""
         return self.pool()
 
     def describe(self) -> str:
@@ -120,6 +135,12 @@ class Backend:
 
     async def supervise(self, on_restart: Callable[[], Awaitable[None]]) -> None:
         """Keep the server running while the sandbox serves, if this backend owns one."""
+
+    async def end_without_saving(self, run: Callable[[list[list[bytes]]], Awaitable[Any]]) -> bool:
+        """End a server of this backend's own that runs a script Redis cannot stop (UNKILLABLE), without
+        saving, for the supervisor to start again; ``run`` sends commands on the admin connection.
+        False when the server is not the sandbox's to end (an external one)."""
+        return False
 
     async def stop(self) -> None:
         """Stop the server if this backend owns one."""
@@ -173,9 +194,10 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    """preexec_fn: ask Linux to SIGTERM the child when the thread that started it goes away."""
+    """preexec_fn: ask Linux to SIGKILL the child when the thread that started it goes away (a SIGTERM
+    would wait for a running script to end, which may be never)."""
     if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def restart_delay(quick_deaths: int) -> float:
@@ -227,9 +249,10 @@ class RedisChild(Backend):
     owns_users = True
     dir: Path  # the child's own: always there
 
-    def __init__(self, binary: str, data_dir: Path) -> None:
+    def __init__(self, binary: str, data_dir: Path, lock_fd: int | None = None) -> None:
         self.binary = binary
         self.dir = data_dir / "redis"
+        self.lock_fd = lock_fd  # the data directory's lock, which the child holds too (svckit/sandbox/lock.py)
         self.port = 0
         self.socket: Path | None = None
         self.proc: subprocess.Popen[bytes] | None = None
@@ -251,6 +274,9 @@ class RedisChild(Backend):
 
     def admin_pool(self) -> ConnectionPool:
         return self.pool(ADMIN_USER, self._passwords[ADMIN_USER])
+
+    def reader_pool(self) -> ConnectionPool:
+        return self.pool(READER_USER, self._passwords[READER_USER])
 
     def _address(self, credentials: str = "") -> str:
         """A redis-py URL of the server, with ``user:password@`` when given: its Unix socket when it has
@@ -296,7 +322,7 @@ class RedisChild(Backend):
         instead of killing the child first (which the supervisor would then restart, and say so)."""
         self.proc = subprocess.Popen(  # noqa: ASYNC220
             self._args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            umask=0o077, process_group=0,
+            umask=0o077, process_group=0, pass_fds=() if self.lock_fd is None else (self.lock_fd,),
             preexec_fn=_die_with_parent if _PRCTL is not None else None)  # noqa: PLW1509
         self.started_at = time.monotonic()
         if _PRCTL is None:
@@ -340,6 +366,25 @@ class RedisChild(Backend):
             finally:
                 self.down_since = None
 
+    async def end_without_saving(self, run: Callable[[list[list[bytes]]], Awaitable[Any]]) -> bool:
+        """SHUTDOWN NOSAVE (the one command Redis takes while a script it cannot kill runs), SIGKILL
+        when the child has not gone within SHUTDOWN_WAIT. Either leaves the AOF as it was before the
+        script: its writes reach the file only when it ends."""
+        proc = self.proc
+        if proc is None:
+            return False
+        try:
+            await run([[b"SHUTDOWN", b"NOSAVE"]])
+        except (RedisError, OSError, TimeoutError):
+            pass  # the connection closes as Redis exits: no reply is the answer
+        deadline = time.monotonic() + SHUTDOWN_WAIT
+        while proc.poll() is None:
+            if time.monotonic() > deadline:
+                proc.kill()
+                break
+            await asyncio.sleep(SUPERVISE_EVERY)
+        return True
+
     def serving(self) -> bool:
         return self.down_since is None and self.proc is not None and self.proc.poll() is None
 
@@ -363,11 +408,12 @@ class RedisChild(Backend):
         return why, wait
 
     def _start_watchdog(self) -> None:
-        """Outside Linux: a tiny process that kills the child when this process disappears."""
+        """Outside Linux: a tiny process that kills the child (SIGKILL, as PDEATHSIG does on Linux) when
+        this process disappears."""
         assert self.proc is not None
         code = ("import os,sys,time,signal\nparent,child=int(sys.argv[1]),int(sys.argv[2])\n"
                 "while True:\n    time.sleep(1)\n    try: os.kill(parent,0)\n"
-                "    except OSError:\n        os.kill(child,signal.SIGTERM); break\n"
+                "    except OSError:\n        os.kill(child,signal.SIGKILL); break\n"
                 "    try: os.kill(child,0)\n    except OSError: break\n")
         subprocess.Popen([sys.executable, "-c", code, str(os.getpid()), str(self.proc.pid)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -470,7 +516,9 @@ class FakeRedisBackend(Backend):
         return f"fakeredis {fakeredis.__version__} in-process (data kept in memory only)"
 
 
-def choose_backend(options: dict[str, Any], data_dir: Path) -> Backend:
+def choose_backend(options: dict[str, Any], data_dir: Path, lock_fd: int | None = None) -> Backend:
+    """The backend ``options`` ask for; a redis-server child started in ``data_dir`` holds ``lock_fd``,
+    the data directory's lock, too."""
     choice = options.get("backend") or "auto"
     url = options.get("redis_url")
     if options.get("redis_cluster") and not url:
@@ -489,7 +537,7 @@ def choose_backend(options: dict[str, Any], data_dir: Path) -> Backend:
     if choice in ("auto", "redis"):
         binary = options.get("redis_server") or shutil.which("redis-server")
         if binary:
-            return RedisChild(binary, data_dir)
+            return RedisChild(binary, data_dir, lock_fd)
         if choice == "redis":
             raise ValueError("backend 'redis': no redis-server on PATH; install it or use backend='fakeredis'")
     return FakeRedisBackend()

@@ -11,12 +11,16 @@ Choices where the spec leaves room (documented in docs/sandbox.md):
   unsupported command; in ``/pipeline`` it yields one ``{error}`` element.
 - The daily request limit counts commands (a pipeline of 10 counts 10), in memory, per UTC day.
 - Event streams are bounded in all and per token (:class:`.events.StreamLimits`); one more is 429.
+- A request's budget (its commands: 413 beyond it; its time: the commands of a pipeline not sent by
+  then answer an error) and its work done in slices, so that one request cannot stall the others:
+  :mod:`.budget`.
 - What a token may not reach (the host, the network, the sandbox's own Redis users) is in
-  :mod:`.guard` and docs/security.md.
+  :mod:`.guard` and docs/security.md; how long a script may run, in :mod:`.runaway`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
 import json
@@ -34,9 +38,19 @@ from starlette.responses import Response
 from svckit._json import dumps
 from svckit.sandbox.area import positive_option
 from svckit.sandbox.kv import commands, guard
+from svckit.sandbox.kv.budget import (
+    SLICE_COMMANDS,
+    Budget,
+    TooManyCommands,
+    command_row,
+    in_slices,
+    read_rows,
+    slice_end,
+)
 from svckit.sandbox.kv.cluster import ClusterPool, Pool
 from svckit.sandbox.kv.events import SSEResponse, StreamLimits
 from svckit.sandbox.kv.resp import SOCKET_TIMEOUT, NotRun, Status, error_text, send_batch, to_resp2
+from svckit.sandbox.kv.runaway import ScriptEnded, ScriptWatch, all_busy
 
 if TYPE_CHECKING:
     from svckit.sandbox.kv import KVArea
@@ -54,6 +68,8 @@ DEFAULT_MAX_STREAMS = 256
 DEFAULT_MAX_STREAMS_PER_TOKEN = 32
 #: seconds a request that could not reach Redis waits for a redis-server child being restarted
 RESTART_HOLD = 2.0
+#: seconds between two tries of a batch that Redis answered BUSY (a script holds it)
+BUSY_POLL = 0.05
 
 
 @dataclass
@@ -111,20 +127,17 @@ def error_response(message: str, status: int = 400) -> Response:
     return json_response({"error": message}, status)
 
 
-def _argument(value: Any) -> bytes:
-    """One command argument from a JSON body: strings and numbers, as Redis would read them, and
-    booleans as ``true`` / ``false`` (@upstash/redis sends ``redis.set(key, true)`` as a JSON boolean,
-    and the hosted service stores the text)."""
-    if isinstance(value, str):
-        return value.encode()
-    if isinstance(value, bool):
-        return b"true" if value else b"false"
-    if value is None or isinstance(value, (list, dict)):
-        kind = "null" if value is None else f"an {type(value).__name__}"
-        raise ValueError(f"command arguments must be strings, numbers or booleans, not {kind}")
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-        return str(int(value)).encode()
-    return str(value).encode()
+async def envelopes_response(replies: list[Any], b64: bool) -> Response:
+    """A batch's JSON array of envelopes, written a slice at a time (:mod:`.budget`)."""
+    parts = await in_slices(replies, lambda piece: dumps([envelope(r, b64) for r in piece])[1:-1])
+    return Response(b"[" + b",".join(parts) + b"]", media_type=JSON_TYPE)
+
+
+def _resp2_of(replies: list[Any]) -> bytes:
+    buf = bytearray()
+    for reply in replies:
+        to_resp2(reply, buf)
+    return bytes(buf)
 
 
 def parse_command_rows(body: bytes, *, batch: bool) -> list[list[bytes]]:
@@ -140,15 +153,7 @@ def parse_command_rows(body: bytes, *, batch: bool) -> list[list[bytes]]:
     rows = data if batch else [data]
     if not isinstance(rows, list) or (batch and not rows):
         raise ValueError("ERR syntax error: expected a JSON array of commands, each an array of strings")
-    out = []
-    for row in rows:
-        if not isinstance(row, list) or not row:
-            raise ValueError("ERR syntax error: each command must be a non-empty JSON array: [\"SET\", \"k\", \"v\"]")
-        try:
-            out.append([_argument(item) for item in row])
-        except ValueError as exc:
-            raise ValueError(f"ERR syntax error: {exc}") from None
-    return out
+    return [command_row(row) for row in rows]
 
 
 def _query_arguments(query: bytes) -> list[bytes]:
@@ -195,6 +200,7 @@ class Gateway:
         options = area.ctx.options
         self.max_request_size = positive_option(options, "kv_max_request_size", DEFAULT_MAX_REQUEST_SIZE)
         self.daily_limit = positive_option(options, "kv_daily_request_limit", DEFAULT_DAILY_REQUEST_LIMIT)
+        self.budget = Budget.from_options(options)  # commands and seconds per request (.budget)
         self.streams = StreamLimits(
             positive_option(options, "kv_max_streams", DEFAULT_MAX_STREAMS),
             positive_option(options, "kv_max_streams_per_token", DEFAULT_MAX_STREAMS_PER_TOKEN))
@@ -228,7 +234,8 @@ class Gateway:
     def check(self, argv: list[bytes], principal: Principal) -> str | None:
         """Why this command may not run (unsupported, read-only, out of the sandbox's reach, too
         large), or None."""
-        why = commands.refusal(argv, readonly=principal.readonly) or guard.refusal(argv)
+        why = (commands.refusal(argv, readonly=principal.readonly) or guard.refusal(argv)
+               or guard.library_refusal(argv, acl_user=principal.kind == "acl"))
         if why is not None:
             return why
         if b" " in argv[0]:
@@ -243,7 +250,7 @@ class Gateway:
 
     # -- execution -------------------------------------------------------------------------
     async def run_batch(self, pool: Pool, batch: list[list[bytes]], *, hold: bool = True,
-                        atomic: bool = False) -> list[Any]:
+                        atomic: bool = False, watch: ScriptWatch | None = None) -> list[Any]:
         """Send every command on one connection in one write, read every reply (errors as values);
         on a cluster, one such batch per node the commands go to (``atomic``: a MULTI ... EXEC
         batch, which a cluster runs on the one node of its one slot).
@@ -255,42 +262,80 @@ class Gateway:
 
         A batch that comes while the child is known to be away waits before it is sent: a pooled
         connection to the dead child may not look closed yet (the event loop has not read its end),
-        and a batch sent on it would fail as one that may have run."""
+        and a batch sent on it would fail as one that may have run.
+
+        ``watch``: a batch holding a script, which the gateway stops at the script time limit
+        (:mod:`.runaway`). A batch Redis answered BUSY whole (a script holds it, and it ran none of the
+        batch) is sent again once the script has ended (:meth:`_once_not_busy`)."""
         backend = self.area.backend
         if hold and not backend.serving() and not await backend.serving_again(RESTART_HOLD):
             raise NotRun("the backing Redis is away")
         try:
-            return await self._send(pool, batch, atomic)
+            replies = await self._send(pool, batch, atomic, watch)
         except NotRun:
             if not hold or not await backend.serving_again(RESTART_HOLD):
                 raise
-        return await self._send(pool, batch, atomic)
+            replies = await self._send(pool, batch, atomic, watch)
+        if hold and not isinstance(pool, ClusterPool) and all_busy(replies):
+            replies = await self._once_not_busy(pool, batch, watch, replies)
+        return replies
+
+    async def _once_not_busy(self, pool: Pool, batch: list[list[bytes]], watch: ScriptWatch | None,
+                             replies: list[Any]) -> list[Any]:
+        """The replies of a batch sent again, every BUSY_POLL seconds, until Redis runs it: the gateway
+        stops the script that holds Redis at the script time limit (a request that found Redis busy
+        waits at most that long, and a restart more); BUSY as before if Redis is busy even then."""
+        backend, loop = self.area.backend, asyncio.get_running_loop()
+        deadline = loop.time() + self.area.script_limit + RESTART_HOLD
+        while all_busy(replies) and loop.time() < deadline:
+            await asyncio.sleep(BUSY_POLL)
+            try:
+                replies = await self._send(pool, batch, False, watch)
+            except NotRun:  # the script could not be stopped, and its Redis is being restarted
+                if not await backend.serving_again(RESTART_HOLD):
+                    raise
+        return replies
 
     @staticmethod
-    async def _send(pool: Pool, batch: list[list[bytes]], atomic: bool) -> list[Any]:
-        if isinstance(pool, ClusterPool):
+    async def _send(pool: Pool, batch: list[list[bytes]], atomic: bool, watch: ScriptWatch | None) -> list[Any]:
+        if isinstance(pool, ClusterPool):  # each node's batch times out on its own (docs/sandbox.md)
             return await pool.send(batch, atomic=atomic)
-        return await send_batch(pool, batch)
+        return await send_batch(pool, batch, watch)
 
     async def run_commands(self, principal: Principal, rows: list[list[bytes]], client: str) -> list[Any]:
         """Pipeline semantics: refused rows become errors, the rest run in order on one connection,
-        except the commands the gateway runs itself (:meth:`KVArea.runs_aside`), each in its turn."""
+        except the commands the gateway runs itself (:meth:`KVArea.runs_aside`), each in its turn.
+
+        A slice at a time (:mod:`.budget`): the event loop serves other requests between two slices,
+        and the slices still unsent once the request's time budget is spent are not run."""
         replies: list[Any] = [None] * len(rows)
-        todo: list[int] = []
-        for i, argv in enumerate(rows):
-            why = self.check(argv, principal)
-            if why is None and not self.take_quota(1):
-                why = f"ERR max daily request limit exceeded (limit {self.daily_limit})"
-            if why is not None:
-                replies[i] = ResponseError(why)
-            elif self.area.runs_aside(argv, principal):
-                await self._run_rows(principal, rows, todo, replies, client)
-                todo = []
-                self.area.monitor.offer(argv, client)
-                replies[i] = await self.area.run_aside(argv)
-            else:
-                todo.append(i)
-        await self._run_rows(principal, rows, todo, replies, client)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.budget.seconds
+        start = 0
+        while start < len(rows):
+            if start:
+                if loop.time() > deadline:
+                    replies[start:] = [ResponseError(self.budget.out_of_time())] * (len(rows) - start)
+                    break
+                await asyncio.sleep(0)
+            end = slice_end(rows, start)
+            todo: list[int] = []
+            for i in range(start, end):
+                argv = rows[i]
+                why = self.check(argv, principal)
+                if why is None and not self.take_quota(1):
+                    why = f"ERR max daily request limit exceeded (limit {self.daily_limit})"
+                if why is not None:
+                    replies[i] = ResponseError(why)
+                elif self.area.runs_aside(argv, principal):
+                    await self._run_rows(principal, rows, todo, replies, client)
+                    todo = []
+                    self.area.monitor.offer(argv, client)
+                    replies[i] = await self.area.run_aside(argv)
+                else:
+                    todo.append(i)
+            await self._run_rows(principal, rows, todo, replies, client)
+            start = end
         return replies
 
     async def _run_rows(self, principal: Principal, rows: list[list[bytes]], todo: list[int], replies: list[Any],
@@ -299,13 +344,17 @@ class Gateway:
         if not todo:
             return
         self.area.monitor.offer_many([rows[i] for i in todo], client)
-        results = await self.run_batch(self.area.pool_of(principal), [self.area.translate(rows[i]) for i in todo])
+        watch = self.area.script_watch([rows[i] for i in todo])
+        results = await self.run_batch(self.area.pool_of(principal), [self.area.translate(rows[i]) for i in todo],
+                                       watch=watch)
         for i, result in zip(todo, results):
-            replies[i] = self.area.translate_reply(rows[i], result)
+            replies[i] = self.area.translate_reply(rows[i], watch.reply(result) if watch else result)
 
     async def run_transaction(self, principal: Principal, rows: list[list[bytes]], client: str) -> Any:
         """MULTI/EXEC on one connection. Returns the list of replies, or an exception when discarded."""
-        for argv in rows:
+        for n, argv in enumerate(rows):
+            if n and n % SLICE_COMMANDS == 0:
+                await asyncio.sleep(0)  # checked a slice at a time (.budget); Redis runs it in one piece
             why = self.check(argv, principal)
             if why is None and self.area.runs_aside(argv, principal):
                 why = (f"ERR {' '.join(a.decode('utf-8', 'replace').upper() for a in argv[:2])} cannot run "
@@ -315,9 +364,14 @@ class Gateway:
         if not self.take_quota(len(rows)):
             return ResponseError(f"EXECABORT Transaction discarded: max daily request limit exceeded "
                                  f"(limit {self.daily_limit})")
-        self.area.monitor.offer_many([[b"MULTI"], *rows, [b"EXEC"]], client)
-        wire = [[b"MULTI"], *(self.area.translate(argv) for argv in rows), [b"EXEC"]]
-        replies = await self.run_batch(self.area.pool_of(principal), wire, atomic=True)
+        self.area.monitor.offer([b"MULTI"], client)
+        translated = await in_slices(rows, lambda piece: self._offered(piece, client))
+        self.area.monitor.offer([b"EXEC"], client)
+        wire = [[b"MULTI"], *(argv for piece in translated for argv in piece), [b"EXEC"]]
+        watch = self.area.script_watch(rows)
+        replies = await self.run_batch(self.area.pool_of(principal), wire, atomic=True, watch=watch)
+        if watch is not None and isinstance(replies[-1], list):
+            replies[-1] = [watch.reply(reply) for reply in replies[-1]]
         result = replies[-1]
         if isinstance(result, BaseException):
             queued_errors = [r for r in replies[1:-1] if isinstance(r, BaseException)]
@@ -325,7 +379,14 @@ class Gateway:
             return ResponseError(f"{error_text(result)}{detail}")
         if not isinstance(result, list):  # EXEC answered nil (cannot happen without WATCH)
             return ResponseError("EXECABORT Transaction discarded")
-        return [self.area.translate_reply(argv, reply) for argv, reply in zip(rows, result)]
+        pieces = await in_slices(list(zip(rows, result)),
+                                 lambda piece: [self.area.translate_reply(argv, reply) for argv, reply in piece])
+        return [reply for piece in pieces for reply in piece]
+
+    def _offered(self, rows: list[list[bytes]], client: str) -> list[list[bytes]]:
+        """``rows`` shown to the monitor, and as sent to Redis."""
+        self.area.monitor.offer_many(rows, client)
+        return [self.area.translate(argv) for argv in rows]
 
     # -- HTTP ------------------------------------------------------------------------------
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -396,6 +457,8 @@ class Gateway:
             # Redis is away (a child being restarted, an external one down): try again shortly
             message, wait = self.area.backend.outage(exc)
             return json_response({"error": f"ERR {message}"}, 503, {"Retry-After": str(wait)})
+        except ScriptEnded as exc:  # a script that wrote ran past the time limit, and Redis was restarted
+            return error_response(str(exc), 400)
         except (RedisTimeoutError, TimeoutError) as exc:
             # a command that runs longer than the connection's socket timeout (a long script), or a
             # connect that a starved machine could not finish: the JSON error a client can read
@@ -436,21 +499,20 @@ class Gateway:
             return await self.single(principal, argv, fmt, client)
         if segments == [b"pipeline"] or segments == [b"multi-exec"]:
             try:
-                rows = parse_command_rows(await request.body(), batch=True)
+                rows = await read_rows(await request.body(), self.budget)
+            except TooManyCommands as exc:
+                return error_response(str(exc), 413)
             except ValueError as exc:
                 return error_response(str(exc))
             if head == b"pipeline":
                 replies = await self.run_commands(principal, rows, client)
                 if fmt.resp2:
-                    buf = bytearray()
-                    for reply in replies:
-                        to_resp2(reply, buf)
-                    return Response(bytes(buf), media_type=RESP2_TYPE)
-                return json_response([envelope(r, fmt.base64) for r in replies])
+                    return Response(b"".join(await in_slices(replies, _resp2_of)), media_type=RESP2_TYPE)
+                return await envelopes_response(replies, fmt.base64)
             result = await self.run_transaction(principal, rows, client)
             if isinstance(result, BaseException):
                 return error_response(error_text(result), 400)
-            return json_response([envelope(r, fmt.base64) for r in result])
+            return await envelopes_response(result, fmt.base64)
         if segments == [b"monitor"]:
             if principal.kind != "standard":
                 return error_response("NOPERM only the Standard token may monitor commands")

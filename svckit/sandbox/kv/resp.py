@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from redis._parsers.resp2 import _AsyncRESP2Parser
 from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool, async_timeout
 from redis.exceptions import AuthenticationError, BusyLoadingError, InvalidResponse, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
+
+from svckit.sandbox.kv.budget import SLICE_COMMANDS
 
 
 class Status(bytes):
@@ -55,7 +57,12 @@ class StatusKeepingParser(_AsyncRESP2Parser):
         if byte == b"*":
             if rest == b"-1":
                 return None
-            return [await self._read_response(disable_decoding) for _ in range(int(rest))]
+            out = []
+            for n in range(int(rest)):
+                if n and n % SLICE_COMMANDS == 0:
+                    await asyncio.sleep(0)  # a long array (EXEC's, KEYS') is read a slice at a time (.budget)
+                out.append(await self._read_response(disable_decoding))
+            return out
         if byte == b"-":
             return ResponseError(rest.decode("utf-8", errors="replace"))
         raise InvalidResponse(f"Protocol Error: {raw!r}")
@@ -106,26 +113,62 @@ def tcp_pool(url: str, **kwargs: Any) -> ConnectionPool:
                                            socket_connect_timeout=POOL_WAIT, **kwargs)
 
 
-async def read_replies(conn: Any, n: int) -> list[Any]:
+class Watch(Protocol):
+    """A batch holding a script (:class:`.runaway.ScriptWatch`): its time limit, and what to do then."""
+
+    limit: float
+
+    async def overrun(self) -> bool: ...
+
+
+async def read_replies(conn: Any, n: int, watch: Watch | None = None) -> list[Any]:
     """``n`` replies from ``conn`` (errors as values), each within the connection's socket timeout.
 
     One timer serves the whole batch, moved forward at most once a second: redis-py's own per-read
     timeout creates and cancels a timer for every reply, half the gateway's CPU time per command
-    in a pipeline of 100. A reply may so take up to a second longer than the timeout to time out."""
+    in a pipeline of 100. A reply may so take up to a second longer than the timeout to time out.
+
+    ``watch`` (a batch holding a script): at each ``watch.limit`` without the replies, instead of
+    giving up, ``await watch.overrun()``, which stops the running script and says whether to read on
+    (the stopped script's error reply comes); the reading is never cut short mid-reply."""
     limit = conn.socket_timeout
     if limit is None:
         return [await _reply(conn) for _ in range(n)]
+    if watch is not None:
+        return await _read_watched(conn, n, watch)
     loop = asyncio.get_running_loop()
     out: list[Any] = []
     async with async_timeout(limit) as timer:
         moved = loop.time()
-        for _ in range(n):
+        for i in range(n):
+            if i and i % SLICE_COMMANDS == 0:
+                await asyncio.sleep(0)  # a slice at a time (.budget): other requests are served between
             now = loop.time()
             if now - moved > 1.0:
                 timer.reschedule(now + limit)
                 moved = now
             out.append(await _reply(conn))
     return out
+
+
+async def _read_watched(conn: Any, n: int, watch: Watch) -> list[Any]:
+    reading = asyncio.ensure_future(_replies(conn, n))
+    try:
+        while True:
+            done, _ = await asyncio.wait({reading}, timeout=watch.limit)
+            if done:
+                return reading.result()
+            if not await watch.overrun():
+                raise TimeoutError(f"no reply within {watch.limit:g} s")
+    finally:
+        if not reading.done():
+            reading.cancel()
+            # read to the end when the connection closes, or cancelled: nobody waits for it any more
+            reading.add_done_callback(lambda task: task.cancelled() or task.exception())
+
+
+async def _replies(conn: Any, n: int) -> list[Any]:
+    return [await _reply(conn) for _ in range(n)]
 
 
 async def _reply(conn: Any) -> Any:
@@ -143,10 +186,11 @@ class StillLoading(NotRun, BusyLoadingError):
     """Redis answered every command of a batch with LOADING (it ran none of them)."""
 
 
-async def send_batch(pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any]:
-    """Every command of ``batch`` on one connection of ``pool`` in one write, every reply read
-    (errors as values). :class:`NotRun` when nothing reached Redis; AuthenticationError when Redis
-    refused the pool's user."""
+async def send_batch(pool: ConnectionPool, batch: list[list[bytes]], watch: Watch | None = None) -> list[Any]:
+    """Every command of ``batch`` on one connection of ``pool`` in one write (a slice at a time when
+    large: :mod:`.budget`), every reply read
+    (errors as values; ``watch``: see :func:`read_replies`). :class:`NotRun` when nothing reached
+    Redis; AuthenticationError when Redis refused the pool's user."""
     try:
         conn = await pool.get_connection()
     except ResponseError as exc:  # AUTH refused while connecting: the ACL user changed or is gone
@@ -156,8 +200,11 @@ async def send_batch(pool: ConnectionPool, batch: list[list[bytes]]) -> list[Any
     except RedisConnectionError as exc:
         raise NotRun(str(exc)) from exc
     try:
-        await conn.send_packed_command(conn.pack_commands(batch), check_health=False)
-        replies = await read_replies(conn, len(batch))
+        for start in range(0, len(batch), SLICE_COMMANDS):  # a large transaction, a slice at a time (.budget)
+            if start:
+                await asyncio.sleep(0)
+            await conn.send_packed_command(conn.pack_commands(batch[start:start + SLICE_COMMANDS]), check_health=False)
+        replies = await read_replies(conn, len(batch), watch)
     except BaseException:
         await conn.disconnect()
         raise

@@ -11,13 +11,14 @@ import hashlib
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import httpx
 import pytest
 
 from svckit.sandbox import Sandbox
-from tests.conftest import KV_BACKENDS, require_binary
+from tests.conftest import KV_BACKENDS, require_binary, running
 
 
 @dataclass
@@ -57,6 +58,17 @@ def kv_of(sandbox: Sandbox) -> KV:
     env = sandbox.env
     return KV(sandbox, env["SVC_KV_URL"], env["SVC_KV_TOKEN"], env["SVC_KV_READONLY_TOKEN"],
               httpx.Client(timeout=10))
+
+
+@contextmanager
+def kv_served(data_dir, **options) -> Iterator[KV]:
+    """A sandbox of the caller's own serving only the key-value area, reached over HTTP; stopped on exit."""
+    with running(data_dir, areas=["kv"], **options) as sandbox:
+        client = kv_of(sandbox)
+        try:
+            yield client
+        finally:
+            client.http.close()
 
 
 @pytest.fixture(scope="session")

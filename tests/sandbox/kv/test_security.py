@@ -24,20 +24,14 @@ from redis.retry import Retry
 from svckit.sandbox import Sandbox
 from svckit.sandbox.kv import backends, resp
 from tests.conftest import require_binary, start_sandbox
-from tests.sandbox.kv.conftest import KV, kv_of
+from tests.sandbox.kv.conftest import KV, kv_of, kv_served
 
 
 @pytest.fixture(scope="module")
 def child(tmp_path_factory):
     """A sandbox on a redis-server child, its key-value area reached over HTTP."""
-    require_binary("redis-server")
-    sandbox = start_sandbox(tmp_path_factory.mktemp("sec"), areas=["kv"], backend="redis")
-    client = kv_of(sandbox)
-    try:
+    with kv_served(tmp_path_factory.mktemp("sec"), backend="redis") as client:
         yield client
-    finally:
-        client.http.close()
-        sandbox.stop()
 
 
 def _area(kv: KV):
