@@ -9,7 +9,8 @@ Request forms (spec, Endpoints A), and when each one is used
    percent-encoded so that the server gets exactly its bytes: ``/``, ``%``, ``?``, ``#``, spaces,
    unicode, arbitrary (non-UTF-8) bytes, and ``.``/``..`` (encoded as ``%2E`` so no URL library
    collapses them). An empty argument is an empty segment (``/SET/a/``). This is the only form that
-   carries every byte string, so it is also used for long arguments when no other form fits.
+   carries every byte string, so it is also used for long arguments when no other form fits, up to
+   httpx's URL limit (:data:`MAX_URL`; past it the command is refused before sending).
 2. **Body form** ``POST /SET/a?EX=10`` with the value as the body -- when the path would be longer
    than :data:`MAX_PATH` and one argument is long: that argument becomes the body, the arguments
    before it stay in the path, and those after it (which must come in ``NAME value`` pairs, like
@@ -62,6 +63,9 @@ Arg = str | bytes | bytearray | memoryview | int | float
 #: Longest path (in characters, after percent-encoding) sent in the path form before a body or
 #: JSON form is preferred. Servers commonly cap the request line at 8 KiB.
 MAX_PATH = 4096
+#: Longest URL httpx sends (it refuses a longer one with ``InvalidURL: URL too long``): a command
+#: only the path form can carry (several long non-UTF-8 arguments) must fit in it.
+MAX_URL = 65_536
 
 ENCODING_HEADER = "Service-Encoding"
 FORMAT_HEADER = "Service-Response-Format"
@@ -330,6 +334,12 @@ def build_command(fmt: WireFormat, args: Sequence[Arg], *, private: bool = False
         return body_form
     if all(_utf8(a) is not None for a in raw):
         return _json_request(fmt, raw, idempotent)
+    if len(path) > MAX_URL:
+        raise InvalidArgument("args", (
+            f"the command's arguments are {sum(map(len, raw)):,} bytes with more than one long value that is not "
+            f"UTF-8: the JSON form cannot carry such bytes, the body form carries one long value, and in the "
+            f"path they would take {len(path):,} characters, over the URL limit of {MAX_URL:,}; send one long "
+            f"binary value per command (HSET a field at a time, RPUSH an element at a time) or encode the values"))
     return ApiRequest("POST", path, headers=fmt.headers, idempotent=idempotent)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 
 import httpx
 import pytest
@@ -54,6 +55,18 @@ def test_large_arguments_use_body_and_json_forms(kv: KV[str], kv_bytes: KV[bytes
     long_key, long_value = "k" * MAX_PATH, "v" * MAX_PATH
     assert kv.execute("SET", long_key, long_value, "NX") == "OK"
     assert kv.get(long_key) == long_value
+
+
+def test_binary_values_that_fit_no_request_form_are_refused_before_sending(kv_bytes: KV[bytes]) -> None:
+    """Two long non-UTF-8 values in one command: JSON cannot carry them, the body form carries one, and
+    the path would pass the URL limit. A clear InvalidArgument says what to do, not httpx's InvalidURL."""
+    key, value = f"bin:{uuid.uuid4().hex[:10]}", bytes(range(128, 256)) * 400
+    for send in (lambda: kv_bytes.hset(key, mapping={"a": value, "b": value}), lambda: kv_bytes.rpush(key, value, value)):
+        with pytest.raises(InvalidArgument, match="one long binary value per command"):
+            send()
+    assert kv_bytes.exists(key) == 0
+    assert kv_bytes.hset(key, "a", value) == 1 and kv_bytes.hset(key, "b", value) == 1  # one at a time fits
+    assert kv_bytes.hget(key, "b") == value
 
 
 def test_strings_and_keys(kv: KV[str], kv_sandbox: Sandbox) -> None:
