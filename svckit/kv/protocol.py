@@ -253,7 +253,7 @@ def _monitor_args(text: str) -> list[str]:
 
 
 #: the payload that ends an event stream on an error: ``error,<the error text>`` (a subscription's
-#: failure, or a monitor the server dropped because its reader fell behind)
+#: failure, or a monitor the server dropped because its reader fell behind); the sandbox writes it
 STREAM_ERROR = "error,"
 
 

@@ -31,6 +31,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from svckit._disk import writing
 from svckit._files import write_private
 from svckit.errors import mask
+from svckit.kv.protocol import STREAM_ERROR
 from svckit.sandbox.area import Area, Health, SandboxContext, new_token, positive_option
 from svckit.sandbox.kv import guard, json_functions, runaway
 from svckit.sandbox.kv.backends import Backend, choose_backend
@@ -411,7 +412,7 @@ class KVArea(Area):
                 try:
                     reply = await conn.read_response(timeout=None)
                 except ResponseError as exc:
-                    yield f"error,{error_text(exc)}"
+                    yield f"{STREAM_ERROR}{error_text(exc)}"
                     return
                 if reply is None:
                     await asyncio.sleep(0)

@@ -24,6 +24,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from svckit.kv.protocol import STREAM_ERROR
 from svckit.kv.redact import redact as secret_redact
 
 #: how much of a command's arguments one monitor line shows, in bytes before escaping: a longer
@@ -91,8 +92,6 @@ MONITOR_BACKLOG_BYTES = 16 * 1024 * 1024
 #: what a waiting line costs beyond its characters (the str object and its slot in the backlog), so
 #: that many short lines count for what they hold too
 LINE_OVERHEAD = 64
-#: the payload that ends a stream on an error (a subscription's too): ``error,<protocol error text>``
-STREAM_ERROR = "error,"
 
 
 class _Listener:
