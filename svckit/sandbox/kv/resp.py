@@ -133,7 +133,7 @@ async def read_replies(conn: Any, n: int, watch: Watch | None = None) -> list[An
     (the stopped script's error reply comes); the reading is never cut short mid-reply."""
     limit = conn.socket_timeout
     if limit is None:
-        return [await _reply(conn) for _ in range(n)]
+        return await _replies(conn, n)
     if watch is not None:
         return await _read_watched(conn, n, watch)
     loop = asyncio.get_running_loop()
