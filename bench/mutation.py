@@ -148,7 +148,7 @@ EQUIVALENT: dict[str, str] = {
        "equal to and hashing as their values, so the categorical holds the same strings" for n in (2, 8, 9)},
     # -- the sandbox's key-value rules
     **{f"svckit.sandbox.kv.commands.x_refusal__mutmut_{n}": "'ERR empty command' is never sent: an empty command "
-       "is refused before (the gateway's 'ERR empty command: send ...', parse_command_rows' non-empty rows)"
+       "is refused before (the gateway's 'ERR empty command: send ...', budget.command_row's non-empty rows)"
        for n in (2, 3, 4)},
     "svckit.sandbox.kv.commands.x_refusal__mutmut_13": 'decode("UTF-8") for "utf-8": codec names ignore case',
     "svckit.sandbox.kv.gateway.x\u01c1Gateway\u01c1check__mutmut_18": 'decode("UTF-8"): as commands mutant 13',

@@ -103,6 +103,16 @@ def _not_json(exc: ValueError | RecursionError) -> ValueError:
     return ValueError("ERR syntax error: the body is not valid JSON")
 
 
+def read_command(body: bytes) -> list[bytes]:
+    """The one command of a ``POST /`` body (a JSON array: ``["SET", "k", "v"]``); ValueError (400)
+    saying what is wrong with it. Bounded by the body cap alone: one row is one step."""
+    try:
+        data = json.loads(body)  # the stdlib keeps integers beyond 64 bits exact
+    except (ValueError, RecursionError) as exc:
+        raise _not_json(exc) from None
+    return command_row(data)
+
+
 async def read_rows(body: bytes, budget: Budget) -> list[list[bytes]]:
     """The commands of a /pipeline or /multi-exec body (a JSON array of rows), read a slice of rows
     at a time; ValueError (400) saying what is wrong with it, TooManyCommands (413) as soon as it

@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime as dt
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -42,8 +41,8 @@ from svckit.sandbox.kv.budget import (
     SLICE_COMMANDS,
     Budget,
     TooManyCommands,
-    command_row,
     in_slices,
+    read_command,
     read_rows,
     slice_end,
 )
@@ -138,22 +137,6 @@ def _resp2_of(replies: list[Any]) -> bytes:
     for reply in replies:
         to_resp2(reply, buf)
     return bytes(buf)
-
-
-def parse_command_rows(body: bytes, *, batch: bool) -> list[list[bytes]]:
-    """The JSON body of ``POST /`` (one command) or of /pipeline and /multi-exec (rows of commands)."""
-    try:
-        data = json.loads(body)  # the stdlib keeps integers beyond 64 bits exact
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"ERR syntax error: the body is not valid JSON ({exc.msg})") from None
-    except ValueError:
-        raise ValueError("ERR syntax error: the body is not valid JSON") from None
-    except RecursionError:
-        raise ValueError("ERR syntax error: the body is nested too deeply") from None
-    rows = data if batch else [data]
-    if not isinstance(rows, list) or (batch and not rows):
-        raise ValueError("ERR syntax error: expected a JSON array of commands, each an array of strings")
-    return [command_row(row) for row in rows]
 
 
 def _query_arguments(query: bytes) -> list[bytes]:
@@ -493,7 +476,7 @@ class Gateway:
         head = segments[0]
         if segments == [b""]:
             try:
-                [argv] = parse_command_rows(await request.body(), batch=False)
+                argv = read_command(await request.body())
             except ValueError as exc:
                 return error_response(str(exc))
             return await self.single(principal, argv, fmt, client)
