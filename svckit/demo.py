@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from svckit.cli import REDIS_URL_VARIABLE
 from svckit.config import ALL_VARIABLES, Settings
 from svckit.connect import Clients, connect
 
@@ -226,7 +227,7 @@ def kernel_env(service_env: Mapping[str, str]) -> dict[str, str]:
     """The environment for kernels and JupyterLab: ours, minus stale SVC_* (and the external Redis's
     URL, SVC_REDIS_URL: its password is the sandbox's, not the notebooks'), plus the service's,
     offline (no model hub, no telemetry)."""
-    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES and k != "SVC_REDIS_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES and k != REDIS_URL_VARIABLE}
     env.update(service_env)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
