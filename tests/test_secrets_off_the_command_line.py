@@ -20,6 +20,7 @@ import httpx
 import pytest
 import redis
 
+from svckit import demo
 from svckit.cli import REDIS_URL_VARIABLE, build_parser, redis_url_of
 from svckit.config import SECRET_VARIABLES, Settings
 from svckit.sandbox.kv.backends import _free_port
@@ -70,6 +71,15 @@ def test_the_redis_url_comes_from_the_option_the_file_or_the_environment(tmp_pat
     empty.write_text("\n")
     with pytest.raises(SystemExit, match="first line should be the Redis URL"):
         redis_url_of(args("--redis-url-file", str(empty)))
+
+
+def test_the_notebooks_kernels_do_not_get_the_external_redis_url(monkeypatch):
+    """The URL's password is the sandbox's: svckit demo's kernels get the service's settings, not it."""
+    monkeypatch.setenv(REDIS_URL_VARIABLE, "redis://svckit:kernel-must-not-see@127.0.0.1:6390")
+    monkeypatch.setenv("SVCKIT_TEST_KEPT", "1")
+    env = demo.kernel_env({"SVC_KV_URL": "http://127.0.0.1:1/kv"})
+    assert REDIS_URL_VARIABLE not in env and "kernel-must-not-see" not in json.dumps(env)
+    assert env["SVCKIT_TEST_KEPT"] == "1" and env["SVC_KV_URL"] == "http://127.0.0.1:1/kv"
 
 
 def test_a_password_in_redis_url_is_warned_about_without_showing_it(caplog):
