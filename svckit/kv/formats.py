@@ -131,21 +131,27 @@ def parse_json(text: str) -> Any:
 
 
 def _pretty_json(doc: Any) -> str:
-    if json_depth(doc) > MAX_JSON_DEPTH:  # a decoded msgpack value nests as deep as it likes
-        raise TooDeep
+    """``doc`` (no deeper than MAX_JSON_DEPTH, which its caller checked) as indented JSON."""
     try:
         return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
     except RecursionError:
         raise TooDeep from None
 
 
-def _decoded(encoding: str, data: bytes) -> Formatted:
-    """Bytes an encoding decoded to: pretty JSON when they are JSON, else readable text."""
-    text, note = _readable(data)
+def _as_json(encoding: str, text: str, note: str = "") -> Formatted:
+    """``text`` pretty-printed as JSON (ValueError when it is not JSON), or as it is, saying so, when it
+    nests deeper than MAX_JSON_DEPTH."""
     try:
         return Formatted(encoding, True, _pretty_json(parse_json(text)), note)
     except TooDeep as exc:
         return Formatted(encoding, True, text, "; ".join(filter(None, [note, f"JSON {exc}: shown as text"])))
+
+
+def _decoded(encoding: str, data: bytes) -> Formatted:
+    """Bytes an encoding decoded to: pretty JSON when they are JSON, else readable text."""
+    text, note = _readable(data)
+    try:
+        return _as_json(encoding, text, note)
     except ValueError:
         return Formatted(encoding, True, text, note)
 
@@ -172,11 +178,7 @@ def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
         return Formatted(encoding, True, "\n".join(lines), note)
     try:
         if encoding == "json":
-            text, _ = _readable(data)
-            try:
-                return Formatted(encoding, True, _pretty_json(parse_json(text)))
-            except TooDeep as exc:
-                return Formatted(encoding, True, text, f"JSON {exc}: shown as text")
+            return _as_json(encoding, _readable(data)[0])
         if encoding == "base64":
             return _decoded(encoding, base64.b64decode(data.strip(), validate=True))
         if encoding == "gzip":
@@ -185,6 +187,8 @@ def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
             return Formatted(encoding, False, "", "msgpack is not installed here (pip install msgpack)")
         doc = _msgpack.unpackb(data, raw=False, strict_map_key=False)
         try:
+            if json_depth(doc) > MAX_JSON_DEPTH:  # a msgpack value nests as deep as it likes
+                raise TooDeep
             return Formatted(encoding, True, _pretty_json(doc))
         except TooDeep as exc:  # its bytes have no text to fall back to
             return Formatted(encoding, False, "", f"msgpack value {exc}: shown in hex only")
