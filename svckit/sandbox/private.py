@@ -67,7 +67,7 @@ def tighten(root: Path) -> list[Path]:
     is the user's own; one that cannot be changed meanwhile is skipped (the 0700 directory above it
     still keeps others out)."""
     changed = []
-    for path in [root, *root.rglob("*")]:
+    for path in _walk(root):
         try:
             mode = path.lstat().st_mode
             if stat.S_ISLNK(mode) or not mode & _OTHERS:
