@@ -223,7 +223,7 @@ def process_gone(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/status").read_text()
         threads = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone, or reaped between the open and the read (ESRCH)
         return True
     return "State:\tZ" in state and threads == [str(pid)]
 
