@@ -114,7 +114,11 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
     assert page.evaluate("() => { const t = document.querySelector('.svckit-workflow-timeline .svckit-dlq-table"
                          " table'); const w = document.querySelector('.svckit-workflow-timeline');"
                          " return t.getBoundingClientRect().right <= w.getBoundingClientRect().right + 1; }")
-    assert _delete_button(page) == {"disabled": True, "red": False}  # nothing ticked: not drawn red
+    # the button as drawn agrees with the ticks: the notebook's last cell selected the run it resumed,
+    # whose entry is ticked when that run has failed again by then (it may have: it runs on its own)
+    ticked = page.evaluate("() => document.querySelectorAll('.svckit-workflow-timeline .svckit-dlq-table"
+                           " tr.svckit-dlq-ticked').length")
+    assert _delete_button(page) == {"disabled": not ticked, "red": bool(ticked)}  # nothing ticked: not red
     # click a run's bar in the Gantt: its steps are drawn and listed
     bar = tl.locator(".svckit-gantt .barlayer .point path").first
     bar.scroll_into_view_if_needed()
