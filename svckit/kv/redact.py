@@ -66,19 +66,20 @@ def redact(argv: Sequence[Word], hide: Callable[[Word], Word]) -> list[Word]:
 
 
 def redact_reply(argv: Sequence[str | bytes], reply: Any, hide: Callable[[str], str]) -> Any:
-    """``reply`` to ``argv`` with the credentials in it replaced by ``hide(credential)`` (text replies,
-    as the clients decode them): a minted token or password whole, password hashes one by one."""
+    """``reply`` to ``argv`` with the credentials in it replaced by ``hide(credential)`` (decoded or
+    not: a client with ``decode=False`` replies in bytes): a minted token or password whole, password
+    hashes one by one. What is hidden comes back as text."""
     words = [_name(a) for a in argv[:2]]
     if len(words) < 2 or words[0] != "ACL":
         return reply
-    if words[1] in ("RESTTOKEN", "GENPASS") and isinstance(reply, str):
-        return hide(reply)
+    if words[1] in ("RESTTOKEN", "GENPASS") and isinstance(reply, (str, bytes)):
+        return hide(_text(reply))
     if words[1] == "GETUSER" and isinstance(reply, list):
-        return [[hide(str(h)) for h in v] if i % 2 and str(reply[i - 1]) == "passwords" and isinstance(v, list)
+        return [[hide(_text(h)) for h in v] if i % 2 and _text(reply[i - 1]) == "passwords" and isinstance(v, list)
                 else v for i, v in enumerate(reply)]
     if words[1] == "LIST" and isinstance(reply, list):
-        return [" ".join(hide(w) if w[:1] in PASSWORD_RULES else w for w in line.split(" "))
-                if isinstance(line, str) else line for line in reply]
+        return [" ".join(hide(w) if w[:1] in PASSWORD_RULES else w for w in _text(line).split(" "))
+                if isinstance(line, (str, bytes)) else line for line in reply]
     return reply
 
 

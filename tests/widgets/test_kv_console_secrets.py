@@ -93,6 +93,18 @@ def test_the_rule_is_the_monitors():
     assert redact([a.encode() for a in argv], lambda a: b"-")[4:6] == [b"-", b"-"]
     assert redact_reply(["acl", "resttoken", "u", "pw"], "tok-0123456789abcdef", lambda s: "***" + s[-4:]) == "***cdef"
     assert redact_reply(["GET", "k"], "tok-0123456789abcdef", lambda s: "***") == "tok-0123456789abcdef"
+
+
+def test_replies_of_a_client_that_does_not_decode_are_masked_too():
+    # KV(decode=False) hands the console bytes: a token, a password and hashes are credentials still
+    hide = lambda s: "***" + s[-4:]
+    assert redact_reply([b"ACL", b"RESTTOKEN", b"u", b"pw"], b"tok-0123456789abcdef", hide) == "***cdef"
+    assert redact_reply(["ACL", "GENPASS"], b"0123456789abcdef9876", hide) == "***9876"
+    getuser = [b"flags", [b"on"], b"passwords", [b"ab" * 32], b"commands", b"+get"]
+    assert redact_reply(["ACL", "GETUSER", "u"], getuser, hide) == [
+        b"flags", [b"on"], b"passwords", ["***abab"], b"commands", b"+get"]
+    listed = redact_reply(["ACL", "LIST"], [b"user u on #" + b"cd" * 32 + b" ~* +get"], hide)
+    assert listed == ["user u on ***cdcd ~* +get"]
     assert masked_text("SET a 'b c'\nAUTH u 'p w'") == "SET a 'b c'\nAUTH *** ***"
 
 
