@@ -16,10 +16,10 @@ without a Host header (HTTP/1.0 tools) is served: no browser sends one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.sandbox.tls import LOOPBACK_NAMES
@@ -78,15 +78,11 @@ class AllowedHosts:
         if len(values) == 1 and host_name(given) in self.names:
             await self.app(scope, receive, send)
             return
-        await self._refuse(given if len(values) == 1 else "(several Host headers)", send)
+        await self._refusal(given if len(values) == 1 else "(several Host headers)")(scope, receive, send)
 
-    async def _refuse(self, given: str, send: Send) -> None:
+    def _refusal(self, given: str) -> JSONResponse:
         shown = given if len(given) <= 100 else given[:100] + "..."
         message = (f"Host {shown!r} is not a name this sandbox serves ({self.shown}): requests that name "
                    f"another site are refused, so a web page cannot reach the sandbox through its own "
                    f"domain name (DNS rebinding). To serve that name too, start it with {OPTION}")
-        body = json.dumps({"error": message, "status": 400}).encode()
-        await send({"type": "http.response.start", "status": 400,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        return JSONResponse({"error": message, "status": 400}, status_code=400)
