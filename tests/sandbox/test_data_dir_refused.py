@@ -69,15 +69,16 @@ def test_a_data_directory_of_another_user_is_refused(tmp_path, monkeypatch):
         read_private(data / "credentials.json")  # and the file itself is not read as the user's
 
 
-def test_a_symlinked_credentials_file_is_refused(tmp_path):
+@pytest.mark.parametrize("name", ["credentials.json", "kv_rest_tokens.json"])
+def test_a_symlinked_file_of_secrets_is_refused(tmp_path, name):
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text(json.dumps(PLANTED))
     elsewhere.chmod(0o600)
-    (data / "credentials.json").symlink_to(elsewhere)
+    (data / name).symlink_to(elsewhere)
     with pytest.raises(UnsafePath, match="it is a symbolic link"):
-        read_private(data / "credentials.json")
+        read_private(data / name)
     with pytest.raises(UnsafePath, match="symbolic link"):
         Sandbox(data, areas=["kv"], backend="fakeredis").start()
     assert elsewhere.read_text() == json.dumps(PLANTED)

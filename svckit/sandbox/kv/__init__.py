@@ -29,7 +29,7 @@ from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from svckit._disk import writing
-from svckit._files import write_private
+from svckit._files import read_private, write_private
 from svckit.errors import mask
 from svckit.kv.protocol import STREAM_ERROR
 from svckit.sandbox.area import Area, Health, SandboxContext, new_token, positive_option
@@ -310,9 +310,10 @@ class KVArea(Area):
         return pool
 
     def _load_rest_tokens(self) -> dict[str, dict[str, str]]:
+        text = read_private(self._tokens_path)  # a symbolic link or another's file: refused, not read
         try:
-            return json.loads(self._tokens_path.read_text())
-        except (OSError, ValueError):
+            return json.loads(text or "{}")
+        except ValueError:
             return {}
 
     @staticmethod
