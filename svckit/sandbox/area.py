@@ -87,7 +87,8 @@ class SandboxContext:
 
     data_dir: Path
     credentials: Credentials
-    options: dict[str, Any] = field(default_factory=dict)
+    #: the Sandbox(...) options; left out of the repr, since redis_url may carry a password
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
     #: resources that several areas use (the SQLite store of accounts and runs), built by the first
     #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
     shared: dict[str, Any] = field(default_factory=dict)
