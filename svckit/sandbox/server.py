@@ -260,6 +260,7 @@ class Sandbox:
         self._ssl: ssl.SSLContext | None = None
         self.options = options
         self._protocol = protocol_factory(options)  # a bad timeout option fails here
+        self._hosts = served_names(host, options.get("allowed_hosts") or ())  # a bad name fails here
         self.areas: list[Area] = []
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -274,9 +275,9 @@ class Sandbox:
         (private.py), and hold it for this sandbox alone (lock.py)."""
         private_dir(self.data_dir)
         refuse_unsafe(self.data_dir)
-        self._lock = DataDirLock.acquire(self.data_dir)
+        lock = self._lock = DataDirLock.acquire(self.data_dir)
         try:
-            return self._open()
+            return self._open(lock.fd)
         except BaseException:
             self._unlock()
             raise
@@ -286,9 +287,9 @@ class Sandbox:
         if lock is not None:
             lock.release()
 
-    def _open(self) -> tuple[Starlette, socket.socket]:
+    def _open(self, lock_fd: int | None) -> tuple[Starlette, socket.socket]:
         ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options),
-                             lock_fd=self._lock.fd if self._lock is not None else None)
+                             lock_fd=lock_fd)
         self.context = ctx
         opened = tighten(self.data_dir)
         if opened:
@@ -299,7 +300,6 @@ class Sandbox:
             log.warning(warning)
         if self.tls:
             self._ssl, self.ca_file = server_context(self.data_dir, self.host)
-        hosts = served_names(self.host, self.options.get("allowed_hosts") or ())  # a bad name fails here
         self.areas = load_areas(ctx, self.area_names)
         for area in self.areas:
             area.max_body_bytes  # noqa: B018 - a bad *_max_body_bytes option fails here, not on a request
@@ -310,7 +310,7 @@ class Sandbox:
         sock.bind((self.host, self.port))
         sock.listen(2048)
         self.port = sock.getsockname()[1]
-        return build_app(self.areas, self.seed, hosts), sock
+        return build_app(self.areas, self.seed, self._hosts), sock
 
     def _config(self, app: Starlette, owns_process: bool = False) -> uvicorn.Config:
         # proxy_headers=False: no proxy stands in front of a loopback sandbox, so uvicorn's

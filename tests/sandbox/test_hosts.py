@@ -73,3 +73,4 @@ def test_allowed_host_is_a_repeatable_flag_and_a_bad_name_stops_the_start(tmp_pa
     assert sandbox_from_args(build_parser().parse_args(["sandbox"])).options["allowed_hosts"] == ()
     with pytest.raises(ValueError, match=r"allowed_hosts: 'a\.test/x' is not a host name or address"):
         Sandbox(tmp_path / "data", areas=["account"], allowed_hosts=["a.test/x"]).start()
+    assert not (tmp_path / "data").exists()  # refused before anything is made there
