@@ -53,7 +53,8 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                      help=f"the same, the URL given here; one with a password shows in the process list to "
                           f"every local user (warned about): prefer {REDIS_URL_VARIABLE} or --redis-url-file")
     parser.add_argument("--redis-cluster", action="store_true",
-                        help="--redis-url is a node of a Redis Cluster (found out by itself otherwise)")
+                        help=f"the external Redis ({REDIS_URL_VARIABLE}, --redis-url-file or --redis-url) is a node of a "
+                             "Redis Cluster (found out by itself otherwise)")
     parser.add_argument("--seed", choices=["demo"], default=None, help="load a data set on start")
     parser.add_argument("--embedding-model", type=Path, default=None,
                         help="a sentence-transformers model directory for the vector area "
