@@ -157,10 +157,10 @@ class _Steps(httpx.SyncByteStream, httpx.AsyncByteStream):
             yield part
 
 
-def _decoded(coded: httpx.Response, cap: int) -> httpx.Response:
-    """``coded`` (a reply with a content coding) decoded by httpx's ``iter_bytes``, refused as soon
-    as the decoded bytes pass ``cap``. One coding at most: a step of a reply coded twice could
-    inflate a millionfold before it is counted."""
+def _decoded(coded: httpx.Response, cap: int) -> bytes:
+    """The body of ``coded`` (a reply with a content coding) decoded by httpx's ``iter_bytes``,
+    refused as soon as the decoded bytes pass ``cap``. One coding at most: a step of a reply coded
+    twice could inflate a millionfold before it is counted."""
     codings = [c.strip().lower() for c in coded.headers.get_list("content-encoding", split_commas=True)]
     if len([c for c in codings if c not in ("", "identity")]) > 1:
         raise httpx.DecodingError(f"the reply has more than one content coding ({', '.join(codings)}); "
@@ -171,13 +171,7 @@ def _decoded(coded: httpx.Response, cap: int) -> httpx.Response:
         if size > cap:
             raise _too_large(f"over {size:,}", cap, decoded=True)
         parts.append(part)
-    # the decoded body, with the headers as sent: read once without the coding, which is then put back
-    plain = [(name, value) for name, value in coded.headers.raw if name.lower() != b"content-encoding"]
-    response = httpx.Response(coded.status_code, headers=plain, stream=httpx.ByteStream(b"".join(parts)),
-                              extensions=coded.extensions)
-    response.read()
-    response.headers = coded.headers
-    return response
+    return b"".join(parts)
 
 
 def _response(status: int, headers: Any, body: bytes, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
@@ -185,15 +179,15 @@ def _response(status: int, headers: Any, body: bytes, cap: int = MAX_REPLY_BYTES
     the server sent them.
 
     A body with a content coding (gzip and the like) is decoded by httpx, and refused past ``cap``
-    bytes decoded (:func:`_decoded`). Any other is
-    the content as it is: it is set as ``read()`` would set it, without the decoder and chunker
-    machinery ``read()`` runs for it, which cost three quarters of making a response. (httpx's own
+    bytes decoded (:func:`_decoded`); any other is the content as it is. Either is set as ``read()``
+    would set it, without the decoder and chunker machinery ``read()`` runs for it, which cost three
+    quarters of making a response. (httpx's own
     attributes: tests/test_pools.py holds the two ways to the same response.)
     """
     response = httpx.Response(status, headers=headers, stream=_Steps(body),
                               extensions={"http_version": b"HTTP/1.1"})
     if "content-encoding" in response.headers:
-        return _decoded(response, cap)
+        body = _decoded(response, cap)
     response._content = body
     response.is_stream_consumed = response.is_closed = True
     return response
