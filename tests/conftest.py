@@ -30,6 +30,7 @@ import json
 import os
 import pickle
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,7 @@ import hypothesis
 import pytest
 
 from svckit.sandbox import ALL_AREAS, Sandbox
+from tests.scripted import Scripted
 
 T = TypeVar("T")
 
@@ -288,6 +290,53 @@ def wait_until_reading(thread: threading.Thread, timeout: float = 5.0) -> None:
         return False
 
     eventually(reading, "the reader blocked on a read", timeout)
+
+
+def stop_or_dump(proc: subprocess.Popen[str], group: bool, timeout: float = 120,
+                 what: str = "svckit demo") -> tuple[str, str]:
+    """Ctrl-C (SIGINT to ``proc``, or to its whole process group as a terminal sends it), then its
+    output once it has exited. If it has not within ``timeout`` seconds: SIGABRT, so Python dumps its
+    threads' stacks, and fail with them (``what``: the process, as the failure names it)."""
+    signal_it(proc, signal.SIGINT, group)
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        signals = thread_signals(proc.pid)
+        proc.send_signal(signal.SIGABRT)
+        try:
+            _, stderr = proc.communicate(timeout=30)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                signal_it(proc, signal.SIGKILL, group)
+        pytest.fail(f"{what} did not stop within {timeout:.0f} s of Ctrl-C; its threads' signal masks "
+                    f"(SIGINT is bit 1):\n{signals}\nand their stacks:\n{stderr[-12000:]}")
+
+
+def signal_it(proc: subprocess.Popen[str], sig: int, group: bool) -> None:
+    """Send ``sig`` to ``proc``, or to its whole process group."""
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+
+
+def thread_signals(pid: int) -> str:
+    """Each thread's pending, blocked and ignored signals (as masks), from /proc."""
+    lines = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        with contextlib.suppress(OSError):
+            status = dict(line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if ":\t" in line)
+            lines.append(f"{task.name} {status.get('Name')} " + " ".join(
+                f"{k}={status.get(k)}" for k in ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")))
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def srv() -> Iterator[Scripted]:
+    """A scripted HTTP server of the test's own (tests/scripted.py), stopped after it."""
+    server = Scripted()
+    yield server
+    server.stop()
 
 
 def cli_sandbox(*args: str, stderr: int = subprocess.DEVNULL, **env: str) -> subprocess.Popen[str]:

@@ -26,13 +26,6 @@ from tests.faults import FaultServer
 from tests.scripted import OK, Scripted
 
 
-@pytest.fixture
-def srv() -> Iterator[Scripted]:
-    server = Scripted()
-    yield server
-    server.stop()
-
-
 class SyncCaller:
     """Requests through ``httpx.Client`` on SyncPool; ``many`` sends them from threads."""
 

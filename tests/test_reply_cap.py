@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import tracemalloc
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,13 +16,6 @@ from tests.scripted import Scripted, _inflating
 
 VALUE = 64 * 1024 * 1024  # the value the reply inflates to
 CAP = 1024 * 1024
-
-
-@pytest.fixture
-def srv() -> Iterator[Scripted]:
-    server = Scripted()
-    yield server
-    server.stop()
 
 
 def _peak_growth(run: object) -> int:

@@ -10,7 +10,6 @@ import json
 import logging
 import os
 import secrets
-import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,8 +22,8 @@ import redis
 from svckit import demo
 from svckit.cli import REDIS_URL_VARIABLE, build_parser, redis_url_of
 from svckit.config import SECRET_VARIABLES, Settings
-from svckit.sandbox.kv.backends import _free_port
-from tests.conftest import cli_sandbox, eventually, lines_until, require_binary
+from tests.cluster import free_ports
+from tests.conftest import Haystack, cli_sandbox, eventually, lines_until, require_binary, stop_or_dump
 
 
 def command_lines(pid: int) -> list[str]:
@@ -107,7 +106,7 @@ def test_help_says_where_the_redis_url_may_come_from(command, capsys):
 @contextmanager
 def redis_with_a_password(directory: Path) -> Iterator[str]:
     """A redis-server of the test's own that requires a password (kept in its config file), and its URL."""
-    port, password = _free_port(), secrets.token_hex(16)
+    [port], password = free_ports(1), secrets.token_hex(16)
     config = directory / "redis.conf"
     config.write_text(f"port {port}\nbind 127.0.0.1\nrequirepass {password}\nsave \"\"\nappendonly no\n"
                       f"dir {directory}\n")
@@ -128,12 +127,6 @@ def _pings(url: str) -> bool:
         return bool(redis.Redis.from_url(url).ping())
     except redis.exceptions.ConnectionError:
         return False
-
-
-def stop(proc: subprocess.Popen[str]) -> str:
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=60)
-    return stderr
 
 
 @pytest.mark.timeout(300)
@@ -159,7 +152,7 @@ def test_svckit_sandbox_serves_an_external_redis_whose_password_is_on_no_command
             assert r.json() == {"result": "OK"}, r.text
             assert redis.Redis.from_url(url).get("through-the-gateway") == b"yes"  # that Redis, with that password
         finally:
-            stderr = stop(proc)
+            _, stderr = stop_or_dump(proc, group=False, timeout=60, what="svckit sandbox")
     assert found, "the sandbox's process was found"
     assert password not in stderr  # never shown
     warned = "--redis-url holds a password" in stderr
@@ -182,9 +175,10 @@ def test_no_token_or_password_is_on_the_command_line_of_the_sandbox_or_its_redis
         found.update(json.loads((data / "kv_redis_users.json").read_text()))  # the Redis users' passwords
         found.update(json.loads((data / "credentials.json").read_text()))
     finally:
-        stop(proc)
+        stop_or_dump(proc, group=False, timeout=60, what="svckit sandbox")
     assert any("redis-server" in line for line in lines), lines  # the child is among them
     assert {"SVC_KV_TOKEN", "SVC_QUEUE_TOKEN", "svckit-gateway", "devapi_key"} <= set(found)
-    leaks = [f"{name} in the command line of {line.split()[0]}" for name, value in found.items()
-             for line in lines if len(value) >= 16 and value in line]
-    assert leaks == []
+    hay = Haystack()
+    for line in lines:
+        hay.add(f"the command line of {line.partition(' ')[0]}", line)
+    assert hay.leaks({name: value for name, value in found.items() if len(value) >= 16}) == []

@@ -4,10 +4,8 @@ data folder in the temp directory, no child process)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -17,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import eventually
+from tests.conftest import eventually, stop_or_dump
 from tests.lab_harness import CHROMIUM, CHROMIUM_ARGS, open_page, require_chromium
 
 pytestmark = pytest.mark.slow
@@ -43,44 +41,6 @@ def marked_env(tmp_path: Path, **extra: str) -> tuple[dict[str, str], str, Path]
     # thread's stack to its stderr, which the failing test shows
     env.update(SVCKIT_TEST_MARK=marker, TMPDIR=str(tmpdir), PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1", **extra)
     return env, marker, tmpdir
-
-
-def stop_or_dump(proc: subprocess.Popen[str], group: bool, timeout: float = 120) -> tuple[str, str]:
-    """Ctrl-C (SIGINT to ``proc``, or to its whole process group as a terminal sends it), then its
-    output once it has exited. If it has not within ``timeout`` seconds: SIGABRT, so Python dumps its
-    threads' stacks, and fail with them."""
-    signal_it(proc, signal.SIGINT, group)
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        signals = thread_signals(proc.pid)
-        proc.send_signal(signal.SIGABRT)
-        try:
-            _, stderr = proc.communicate(timeout=30)
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                signal_it(proc, signal.SIGKILL, group)
-        pytest.fail(f"svckit demo did not stop within {timeout:.0f} s of Ctrl-C; its threads' signal masks "
-                    f"(SIGINT is bit 1):\n{signals}\nand their stacks:\n{stderr[-12000:]}")
-
-
-def signal_it(proc: subprocess.Popen[str], sig: int, group: bool) -> None:
-    """Send ``sig`` to ``proc``, or to its whole process group."""
-    if group:
-        os.killpg(proc.pid, sig)
-    else:
-        proc.send_signal(sig)
-
-
-def thread_signals(pid: int) -> str:
-    """Each thread's pending, blocked and ignored signals (as masks), from /proc."""
-    lines = []
-    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
-        with contextlib.suppress(OSError):
-            status = dict(line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if ":\t" in line)
-            lines.append(f"{task.name} {status.get('Name')} " + " ".join(
-                f"{k}={status.get(k)}" for k in ("SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")))
-    return "\n".join(lines)
 
 
 def processes_with(marker: str) -> list[str]:

@@ -10,14 +10,8 @@ import time
 
 import pytest
 
-from tests.demo.test_demo_cli import (
-    URL_LINE,
-    assert_nothing_left,
-    marked_env,
-    processes_with,
-    stop_or_dump,
-    svckit,
-)
+from tests.conftest import Haystack, stop_or_dump
+from tests.demo.test_demo_cli import URL_LINE, assert_nothing_left, marked_env, processes_with, svckit
 
 pytestmark = pytest.mark.slow
 
@@ -44,9 +38,10 @@ def test_no_token_is_on_the_command_line_of_the_demo_or_of_what_it_starts(tmp_pa
     finally:
         _, stderr = stop_or_dump(proc, group=True)
     assert any("jupyterlab" in line for line in command_lines), command_lines  # JupyterLab is among them
-    leaks = [f"{name} in the command line of {line.split()[:3]}" for name, value in secrets.items()
-             for line in command_lines if len(value) >= 16 and value in line]
-    assert leaks == []
+    hay = Haystack()
+    for line in command_lines:
+        hay.add(f"the command line of {line.split()[:3]}", line)
+    assert hay.leaks({name: value for name, value in secrets.items() if len(value) >= 16}) == []
     assert token not in stderr and token not in (tmp_path / "jupyterlab.log").read_text()
     assert proc.returncode == 0, stderr[-3000:]
     assert_nothing_left(marker, tmpdir)

@@ -284,7 +284,7 @@ def test_runs_started_together_start_all_or_none(tmp_path):
     with running(tmp_path / "data", areas=["account", "queue"], queue_retry_delay=0) as sandbox:
         runner = sandbox.area("queue").runner
         runner.register(URL, lambda context: None)
-        too_large = "x" * (int(sandbox.area("queue").store.queue_account()["max_message_size"]) + 1)
+        too_large = "x" * (sandbox.area("queue").max_message_size() + 1)
         with pytest.raises(MessageTooLarge):
             runner.trigger_many([{"url": URL, "body": "fits"}, {"url": URL, "body": too_large}])
         assert not sandbox.area("queue").store.query("SELECT * FROM runs")

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from svckit.queue import Queue
 from svckit.sandbox import Sandbox
+from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.cluster import local_cluster
 from tests.conftest import running
 from tests.widgets.timeline_runs import Workflows
@@ -88,3 +90,20 @@ def timeline_sandbox(tmp_path_factory) -> Iterator[Sandbox]:
 @pytest.fixture(scope="module")
 def flows(timeline_sandbox: Sandbox) -> Workflows:
     return Workflows(timeline_sandbox.area("queue").runner)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def queue(timeline_sandbox: Sandbox) -> Iterator[Queue]:
+    with Queue.from_settings(timeline_sandbox.settings) as q:
+        yield q
+
+
+def timeline(queue, *, run_id: str | None = None, url: str | None = None, label: str | None = None,
+             **kw) -> WorkflowTimeline:
+    """A timeline whose filters were set the way a user does (typed in, then Load runs)."""
+    w = WorkflowTimeline(queue, autoload=False, **kw)
+    w.w_run_id.value = run_id or ""
+    w.w_url.value = url or ""
+    w.w_label.value = label or ""
+    w.w_load.click()
+    return w

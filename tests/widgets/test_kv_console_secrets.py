@@ -19,6 +19,7 @@ from svckit import demo
 from svckit.kv.redact import redact, redact_reply
 from svckit.widgets import KVExplorer
 from svckit.widgets.kv_explorer.console import masked_text
+from tests.conftest import Haystack
 
 
 def widget_states(widget: W.Widget, seen: set[str] | None = None) -> list[dict[str, Any]]:
@@ -48,20 +49,21 @@ def acl_user(kv):
 def test_the_console_masks_passwords_and_minted_tokens_everywhere_it_keeps_them(kv, acl_user):
     user, password = acl_user
     w = KVExplorer(kv, pattern="console:none", autorefresh=False)
-    kept: list[tuple[str, str]] = []  # (after which command, what the widget holds), after every command
+    kept = Haystack()  # what the widget holds, labelled with after which command, after every command
 
     def run(text: str, mode: str = "single") -> Any:
         result = w.run_command(text, mode)
-        kept.extend((f"{place} after {text.split()[1]!r}", value) for place, value in {
-            "widget state": json.dumps(widget_states(w)), "static view": w.static_html(),
-            "history trait": json.dumps(w.history), "console history": json.dumps(w.console.history)}.items())
+        for place, value in {
+                "widget state": json.dumps(widget_states(w)), "static view": w.static_html(),
+                "history trait": json.dumps(w.history), "console history": json.dumps(w.console.history)}.items():
+            kept.add(f"{place} after {text.split()[1]!r}", value)
         return result
 
     w.console_input.value = f"ACL SETUSER {user} on >{password} ~console:* +get"
     w.console_mode.value = "single"
     w.console_run.click()  # as a person runs it: typed into the box
     assert "OK" in w.console_out.value
-    kept.append(("widget state after the Run button", json.dumps(widget_states(w))))
+    kept.add("widget state after the Run button", json.dumps(widget_states(w)))
     token = run(f"ACL RESTTOKEN {user} {password}")
     assert isinstance(token, str) and len(token) > 20  # the caller gets the token itself
     assert f"***{token[-4:]}" in w.console_out.value  # shown: *** and at most the last four characters
@@ -82,8 +84,7 @@ def test_the_console_masks_passwords_and_minted_tokens_everywhere_it_keeps_them(
     assert f"ACL SETUSER {user} on ***" in w.static_html()  # the history, as the static view shows it
 
     secrets = {"password": password, "token": token, "pipeline's token": piped, "password hash": digest}
-    leaks = [f"{name} in {place}" for place, text in kept for name, secret in secrets.items() if secret in text]
-    assert leaks == []
+    assert kept.leaks(secrets) == []
 
 
 def test_the_rule_is_the_monitors():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import re
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -19,29 +18,14 @@ import pytest
 
 from svckit import frames
 from svckit.queue import Queue
-from svckit.sandbox import Sandbox
 from svckit.widgets._static import static_html
-from svckit.widgets.workflow_timeline import WorkflowTimeline
+from tests.widgets.conftest import timeline
 from tests.widgets.timeline_runs import Workflows, key, run_of
-
-
-@pytest.fixture(scope="module")
-def queue(timeline_sandbox: Sandbox) -> Iterator[Queue]:
-    with Queue.from_settings(timeline_sandbox.settings) as q:
-        yield q
 
 
 @pytest.fixture
 def label() -> str:
     return f"t{uuid.uuid4().hex[:8]}"
-
-
-def timeline(queue: Queue, label: str, **kw) -> WorkflowTimeline:
-    """A timeline filtered to one label, the way a user does it (typed in, then Load runs)."""
-    w = WorkflowTimeline(queue, autoload=False, **kw)
-    w.w_label.value = label
-    w.w_load.click()
-    return w
 
 
 def resumed_twice(queue: Queue, flows: Workflows, label: str) -> list:
@@ -66,7 +50,7 @@ def legend(fig: go.Figure) -> dict[str, str]:
 def test_gantt_rows_name_the_workflow_label_short_id_and_the_resumed_runs(queue, flows, label):
     original, first, second = resumed_twice(queue, flows, label)
     short = original.workflow_run_id[-6:]
-    w = timeline(queue, label)
+    w = timeline(queue, label=label)
     assert w.run_count == 3  # one workflowRunId, three runs: newest first
     rows = list(w.gantt.layout.yaxis.ticktext)
     assert rows == [f"flaky · {label} · {short} · resumed 2", f"flaky · {label} · {short} · resumed",
@@ -101,7 +85,7 @@ def test_a_millisecond_run_is_a_bar_on_an_axis_of_minutes_with_its_duration_writ
     assert flows.finish(quick) == "RUN_SUCCESS"
     later = datetime.now(UTC) + timedelta(minutes=30)  # the widget's clock: the running run is 30 min long
     with flows.blocked_run(label=label) as running:
-        w = timeline(queue, label, now=lambda: later)
+        w = timeline(queue, label=label, now=lambda: later)
         assert w.run_count == 2
         bars = [t for t in w.gantt.data if isinstance(t, go.Bar)]
         assert {t.name for t in bars} == {"RUN_SUCCESS", "RUN_STARTED"}
@@ -122,7 +106,7 @@ def test_a_millisecond_run_is_a_bar_on_an_axis_of_minutes_with_its_duration_writ
 def test_the_steps_chart_has_a_legend_of_its_colours(queue, flows, label):
     failed = flows.steps_run(fail=True, label=label)  # a retried fetch, and a report that fails for good
     assert flows.finish(failed) == "RUN_FAILED"
-    w = timeline(queue, label)
+    w = timeline(queue, label=label)
     w.select_run(key(failed))
     fig = w.steps_fig.figure
     assert fig.layout.showlegend is True
@@ -144,7 +128,7 @@ def test_a_resumed_runs_kept_step_is_marked_kept_at_its_start_not_drawn_from_the
     result = queue.resume(run_of(queue, failed).dlq_id, retries=3)
     assert flows.finish_result(result) == "RUN_SUCCESS"
     assert flows.prepared[token] == 1  # prepare was kept, not run again
-    w = timeline(queue, label)
+    w = timeline(queue, label=label)
     w.select_run(key(result))
     run_start = float(result.workflow_created_at)
     fig = w.steps_fig.figure
@@ -168,7 +152,7 @@ def test_a_resumed_runs_kept_step_is_marked_kept_at_its_start_not_drawn_from_the
 # -- the DLQ --------------------------------------------------------------------------------------
 def test_the_dlq_is_a_table_of_failures_loaded_with_the_runs(queue, flows, label):
     made = [flows.failed_run(label=label)[1] for _ in range(2)]
-    w = timeline(queue, label)  # no "Load DLQ": the entries come with the runs
+    w = timeline(queue, label=label)  # no "Load DLQ": the entries come with the runs
     assert w.dlq_count == 2
     table = w.w_table.value
     heads = re.findall(r"<th>(.*?)</th>", table)
@@ -193,7 +177,7 @@ def test_the_dlq_follows_the_selected_run_and_acts_on_its_entry(queue, flows, la
     (_, a), (_, b) = flows.failed_run(label=label), flows.failed_run(label=label)
     ok = flows.steps_run(label=label)
     assert flows.finish(ok) == "RUN_SUCCESS"
-    w = timeline(queue, label)
+    w = timeline(queue, label=label)
     delete = w.w_dlq_buttons["delete"]
     assert w.dlq_selected == () and delete.disabled and delete.button_style == ""  # nothing to delete: not red
 

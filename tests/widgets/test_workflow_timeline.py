@@ -9,7 +9,6 @@ deletes or cancels makes runs of its own (a token in their id) and looks only at
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -20,11 +19,11 @@ from plotly.callbacks import Points
 
 from svckit.errors import NotFound
 from svckit.queue import Queue, WorkflowRuns
-from svckit.sandbox import Sandbox
 from svckit.sandbox.workflow.runner import RunHandle
 from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
 from tests.counting import CountingTransport
+from tests.widgets.conftest import timeline
 from tests.widgets.fakes import FakeQueue, make_run
 from tests.widgets.timeline_runs import BASE, Workflows, key, run_of
 
@@ -62,21 +61,6 @@ def grid(flows: Workflows) -> Grid:
     for i, _, handle in made:
         assert flows.finish(handle) == ("RUN_FAILED" if i % 4 == 1 else "RUN_SUCCESS")
     return Grid(made)
-
-
-@pytest.fixture(scope="module")
-def queue(timeline_sandbox: Sandbox) -> Iterator[Queue]:
-    with Queue.from_settings(timeline_sandbox.settings) as q:
-        yield q
-
-
-def timeline(queue, *, run_id: str | None = None, url: str | None = None, **kw) -> WorkflowTimeline:
-    """A timeline whose filters were set the way a user does (typed in, then Load runs)."""
-    w = WorkflowTimeline(queue, autoload=False, **kw)
-    w.w_run_id.value = run_id or ""
-    w.w_url.value = url or ""
-    w.w_load.click()
-    return w
 
 
 def click(w: WorkflowTimeline, key_or_id: str) -> None:

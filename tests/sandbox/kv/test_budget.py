@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -24,8 +23,9 @@ from svckit.errors import StreamClosed
 from svckit.kv import KV
 from svckit.sandbox.kv.budget import SLICE_COMMANDS, Budget, command_row, read_rows
 from svckit.sandbox.kv.events import MONITOR_SHOWN_BYTES, redis_repr
-from tests.conftest import examples, redis_server, running
-from tests.sandbox.kv.conftest import kv_of
+from tests.cluster import free_ports
+from tests.conftest import examples, redis_server
+from tests.sandbox.kv.conftest import kv_served
 
 MIB = 1024 * 1024
 
@@ -38,8 +38,7 @@ def _data(response: httpx.Response) -> Iterator[str]:
 
 # -- 3. a budget per request, and its work in slices ---------------------------------------------
 def test_a_request_over_the_command_budget_is_answered_413_naming_the_limit(tmp_path):
-    with running(tmp_path, areas=["kv"], backend="redis", kv_max_request_commands=100) as sb:
-        kv = kv_of(sb)
+    with kv_served(tmp_path, backend="redis", kv_max_request_commands=100) as kv:
         ro = kv.auth(kv.readonly_token)
         for path in ("/pipeline", "/multi-exec"):
             r = kv.post(path, json=[["PING"]] * 101, headers=ro)
@@ -102,8 +101,7 @@ def test_a_body_read_a_slice_at_a_time_reads_as_the_whole_body_did(text, encodin
 
 def test_the_slices_left_once_the_time_budget_is_spent_are_not_run(tmp_path):
     # a budget no slice can stay within: the first slice runs (a request always gets one), no other
-    with running(tmp_path, areas=["kv"], backend="redis", kv_max_request_seconds=1e-9) as sb:
-        kv = kv_of(sb)
+    with kv_served(tmp_path, backend="redis", kv_max_request_seconds=1e-9) as kv:
         key = kv.key()
         replies = kv.post("/pipeline", json=[["INCR", key]] * (3 * SLICE_COMMANDS)).json()
         ran = [r for r in replies if "result" in r]
@@ -119,8 +117,7 @@ def test_another_request_is_answered_while_a_large_pipeline_is_worked_on(tmp_pat
     them) and one INCR at its end; a GET of that counter sent once the pipeline's body is sent is
     answered while the gateway still works through the pipeline: before the INCR ran. Done in one
     go on the event loop, the GET waited for the whole pipeline and saw its INCR."""
-    with running(tmp_path, areas=["kv"], backend="redis") as sb:
-        kv = kv_of(sb)
+    with kv_served(tmp_path, backend="redis") as kv:
         key = kv.key()
         rows = [["WATCH", key]] * 99_999 + [["INCR", key]]
         body = httpx.Request("POST", "/", json=rows).read()
@@ -160,8 +157,7 @@ def _monitor_line_of(kv, path: str, body: bytes) -> str:
 
 
 def test_a_long_argument_is_cut_in_the_monitor_line_saying_how_many_bytes_were_left_out(tmp_path):
-    with running(tmp_path, areas=["kv"], backend="redis") as sb:
-        kv = kv_of(sb)
+    with kv_served(tmp_path, backend="redis") as kv:
         key, value = kv.key(), os.urandom(8 * MIB)
         line = _monitor_line_of(kv, f"/SET/{key}", value)
         shown = MONITOR_SHOWN_BYTES - len("SET") - len(key)
@@ -173,9 +169,7 @@ def test_a_long_argument_is_cut_in_the_monitor_line_saying_how_many_bytes_were_l
 def test_monitor_lines_quote_arguments_exactly_as_redis_monitor_does(tmp_path):
     """Every byte value, in the text a real redis-server's MONITOR prints for it."""
     every_byte = bytes(range(256)) + b'\\x07 "q" \\\\ \a\b\t\n\r'
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    [port] = free_ports(1)
     server = redis_server(port, tmp_path)
     try:
         direct = redis.Redis(port=port)
@@ -189,8 +183,8 @@ def test_monitor_lines_quote_arguments_exactly_as_redis_monitor_does(tmp_path):
         server.terminate()
         server.wait(10)
     assert raw.split("] ", 1)[1] == f'"ECHO" {redis_repr(every_byte)}'
-    with running(tmp_path / "sandbox", areas=["kv"], backend="redis") as sb:
-        assert _monitor_line_of(kv_of(sb), "/ECHO", every_byte) == raw.split("] ", 1)[1]
+    with kv_served(tmp_path / "sandbox", backend="redis") as kv:
+        assert _monitor_line_of(kv, "/ECHO", every_byte) == raw.split("] ", 1)[1]
 
 
 # -- 5. a monitor that stops reading -------------------------------------------------------------
@@ -200,9 +194,8 @@ def test_a_monitor_that_stops_reading_is_dropped_with_a_last_event_saying_why(tm
     the reader, once it reads again, gets the lines sent before the drop and then svckit's client
     raises StreamClosed with the server's reason."""
     bound = MIB
-    with running(tmp_path, areas=["kv"], backend="redis", kv_monitor_backlog_bytes=bound) as sb, \
-            KV.from_settings(sb.settings) as client:
-        kv = kv_of(sb)
+    with kv_served(tmp_path, backend="redis", kv_monitor_backlog_bytes=bound) as kv, \
+            KV.from_settings(kv.sandbox.settings) as client:
         value = b"\xff" * MIB  # four characters a byte in a monitor line
         monitor = client.monitor()  # open: its "OK" read, then not read again until the writes are done
         process = psutil.Process()

@@ -16,7 +16,7 @@ import pytest
 
 from svckit.sandbox import Sandbox
 from svckit.sandbox.workflow.runner import WorkflowRunner
-from tests.conftest import running
+from tests.conftest import eventually, running
 
 URL = "https://app.example.com/api/workflows/pooled"
 WAIT = 30.0  # how long a run may wait for a gate before the test counts it as hung
@@ -28,7 +28,6 @@ class Gauge:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.now = self.peak = 0
-        self.threads: set[str] = set()
         self.started: list[int] = []
         self.busy = threading.Condition(self.lock)
 
@@ -36,7 +35,6 @@ class Gauge:
         with self.lock:
             self.now += 1
             self.peak = max(self.peak, self.now)
-            self.threads.add(threading.current_thread().name)
             self.started.append(n)
             self.busy.notify_all()
 
@@ -167,8 +165,7 @@ def test_a_sandbox_stopped_with_runs_waiting_delivers_them_after_its_restart(tmp
         with pooled(tmp_path, 1) as sb, httpx.Client(timeout=30) as http:
             sb.area("queue").runner.register(URL, wf)
             ids = [trigger(sb, http, {"n": n}) for n in range(5)]
-            while not started:
-                threading.Event().wait(0.01)
+            eventually(lambda: started, "run 0's step started", WAIT)
         # stopped while run 0 blocks and runs 1..4 wait: none of them started
         assert started == [0]
         stuck.set()

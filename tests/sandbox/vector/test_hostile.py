@@ -18,21 +18,14 @@ import anyio.to_thread
 import httpx
 import pytest
 
-from svckit.localindex.filter import Filter
 from tests.conftest import running
+from tests.sandbox.vector.conftest import post, unit
 
-DIM = 384
 STARS = 25
 #: 25 stars then a 'b' that is not there: a backtracking engine tries about 5000^25 ways to split the value
 HOSTILE = "s GLOB '" + "*a" * STARS + "*b'"
 HOLD = "held = 1"  # a filter the tests hold open mid-evaluation
 NAMESPACE = "hostile"
-
-
-def unit(i: int) -> list[float]:
-    v = [0.0] * DIM
-    v[i % DIM] = 1.0
-    return v
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +53,6 @@ def hard_timeout(request):
     terminal.close()
 
 
-def post(sandbox, index: str, path: str, body, timeout: float = 60) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {sandbox.env['SVC_VECTOR_TOKEN']}"}
-    return httpx.post(f"{sandbox.url}/vector/{index}{path}", json=body, headers=headers, timeout=timeout)
-
-
 def kv(sandbox, *command: str):
     headers = {"Authorization": f"Bearer {sandbox.env['SVC_KV_TOKEN']}"}
     reply = httpx.post(sandbox.env["SVC_KV_URL"] + "/" + "/".join(command), headers=headers, timeout=30)
@@ -77,34 +65,6 @@ def query(sandbox, flt: str, index: str = "nomodel", namespace: str = NAMESPACE,
                  timeout=timeout)
     reply.raise_for_status()
     return {hit["id"] for hit in reply.json()["result"]}
-
-
-@pytest.fixture
-def in_filter(monkeypatch):
-    """Hold a filter open from the inside: the first record a request's filter (the one named by
-    ``hold(text, work)``) judges sets ``entered``, then ``work(original_matches, filter)`` runs over and
-    over until ``release`` is set. Every other filter, and every other record, is judged as usual."""
-    state = {"text": None, "work": None, "held": [], "entered": threading.Semaphore(0),
-             "release": threading.Event()}
-    original = Filter.matches
-
-    def matches(self, metadata):
-        # each request parses its own Filter; `held` keeps those alive, so `is` tells them apart
-        if self.text != state["text"] or any(f is self for f in state["held"]):
-            return original(self, metadata)
-        state["held"].append(self)
-        state["entered"].release()
-        while not state["release"].is_set():
-            state["work"](original, self)
-        return original(self, metadata)
-
-    def hold(text: str, work=lambda original, flt: state["release"].wait(60)):
-        state.update(text=text, work=work)
-        return state
-
-    monkeypatch.setattr(Filter, "matches", matches)
-    yield hold
-    state["release"].set()
 
 
 @pytest.mark.timeout(60)

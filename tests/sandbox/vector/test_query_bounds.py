@@ -4,7 +4,7 @@ answers 400 naming the limit, and a query whose client goes away stops at the ne
 sandbox logs it) instead of running on for nobody.
 
 The sandbox runs in this process: the tests hold a filter's evaluation from inside
-(``Filter.matches``), as tests/sandbox/vector/test_hostile.py does.
+(``Filter.matches``, the ``in_filter`` of tests/sandbox/vector/conftest.py), as test_hostile.py does.
 """
 
 from __future__ import annotations
@@ -16,55 +16,23 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
-from svckit.localindex.filter import Filter
 from svckit.sandbox import Sandbox
 from svckit.sandbox import vector as vector_area
 from svckit.sandbox.logs import recording
 from tests.conftest import eventually, running
+from tests.sandbox.vector.conftest import post, unit
 
-DIM = 384
 RECORDS = 50
-
-
-def unit(i: int) -> list[float]:
-    v = [0.0] * DIM
-    v[i % DIM] = 1.0
-    return v
-
-
-def post(sb: Sandbox, path: str, body: Any) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {sb.env['SVC_VECTOR_TOKEN']}"}
-    return httpx.post(f"{sb.url}/vector/nomodel{path}", json=body, headers=headers, timeout=60)
 
 
 def namespace_of(sb: Sandbox) -> str:
     """A namespace of the test's own, with RECORDS vectors whose metadata is ``{"n": i}``."""
     ns = f"bounds-{uuid.uuid4().hex[:8]}"
-    post(sb, f"/upsert/{ns}", [{"id": f"v{i}", "vector": unit(i), "metadata": {"n": i}}
-                               for i in range(RECORDS)]).raise_for_status()
+    post(sb, "nomodel", f"/upsert/{ns}", [{"id": f"v{i}", "vector": unit(i), "metadata": {"n": i}}
+                                          for i in range(RECORDS)]).raise_for_status()
     return ns
-
-
-@pytest.fixture
-def held(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """``Filter.matches`` of the filter ``state["text"]`` counted (``calls``); its first record sets
-    ``entered``, then runs ``state["first"]()`` before it is judged. Other filters are judged as usual."""
-    state: dict[str, Any] = {"text": None, "calls": 0, "entered": threading.Event(), "first": lambda: None}
-    original = Filter.matches
-
-    def matches(self: Filter, metadata: Any) -> bool:
-        if self.text == state["text"]:
-            state["calls"] += 1
-            if state["calls"] == 1:
-                state["entered"].set()
-                state["first"]()
-        return original(self, metadata)
-
-    monkeypatch.setattr(Filter, "matches", matches)
-    return state
 
 
 @pytest.fixture(scope="module")
@@ -76,23 +44,24 @@ def sb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 def test_a_filter_with_more_conditions_than_the_limit_is_refused_naming_it(sb: Sandbox) -> None:
     ns = namespace_of(sb)
     many = " OR ".join(f"n = {i}" for i in range(1001))  # 11 KiB: under the length limit
-    reply = post(sb, f"/query/{ns}", {"vector": unit(0), "filter": many})
+    reply = post(sb, "nomodel", f"/query/{ns}", {"vector": unit(0), "filter": many})
     assert reply.status_code == 400 and reply.json()["status"] == 400
     assert "more than 1000 conditions (the index's max_filter_terms limit)" in reply.json()["error"]
     # a long list of values is one condition; an OR of equalities on one field is one set lookup
     listed = "n IN (" + ", ".join(str(i) for i in range(0, 2000, 2)) + ")"
-    reply = post(sb, f"/query/{ns}", {"vector": unit(0), "topK": 100, "filter": listed})
+    reply = post(sb, "nomodel", f"/query/{ns}", {"vector": unit(0), "topK": 100, "filter": listed})
     assert sorted(hit["id"] for hit in reply.json()["result"]) == sorted(f"v{i}" for i in range(0, RECORDS, 2))
     ored = " OR ".join(f"n = {i}" for i in range(1000))
-    assert len(post(sb, f"/query/{ns}", {"vector": unit(0), "topK": 100, "filter": ored}).json()["result"]) == RECORDS
+    reply = post(sb, "nomodel", f"/query/{ns}", {"vector": unit(0), "topK": 100, "filter": ored})
+    assert len(reply.json()["result"]) == RECORDS
 
 
-def test_a_query_past_the_time_limit_stops_mid_filter_and_answers_400_naming_it(tmp_path, held) -> None:
+def test_a_query_past_the_time_limit_stops_mid_filter_and_answers_400_naming_it(tmp_path, in_filter) -> None:
     with running(tmp_path / "data", areas=["vector"], vector_max_query_seconds=0.05) as sandbox:
         ns = namespace_of(sandbox)
         # the first record's judging outlasts the limit (a wait, as a slow filter would take)
-        held.update(text="n >= 0", first=lambda: threading.Event().wait(0.2))
-        reply = post(sandbox, f"/query/{ns}", [{"vector": unit(0), "filter": "n >= 0"}] * 3)
+        held = in_filter("n >= 0", work=lambda original, flt: threading.Event().wait(0.2), once=True)
+        reply = post(sandbox, "nomodel", f"/query/{ns}", [{"vector": unit(0), "filter": "n >= 0"}] * 3)
         assert reply.status_code == 400, reply.text
         assert reply.json() == {"status": 400, "error": (
             "the request ran over the limit of 0.05 s (the index's max_query_seconds limit): narrow its filter, "
@@ -100,7 +69,7 @@ def test_a_query_past_the_time_limit_stops_mid_filter_and_answers_400_naming_it(
         assert held["calls"] == 1  # stopped at the next record, not after the batch's 150
 
 
-def test_a_query_whose_client_goes_away_stops_at_the_next_record(sb: Sandbox, held, monkeypatch) -> None:
+def test_a_query_whose_client_goes_away_stops_at_the_next_record(sb: Sandbox, in_filter, monkeypatch) -> None:
     ns = namespace_of(sb)
     seen = threading.Event()  # the sandbox has seen the connection close
     watch = vector_area._watch_disconnect
@@ -110,7 +79,7 @@ def test_a_query_whose_client_goes_away_stops_at_the_next_record(sb: Sandbox, he
         seen.set()
 
     monkeypatch.setattr(vector_area, "_watch_disconnect", watched)
-    held.update(text="n >= 0", first=lambda: seen.wait(60))
+    held = in_filter("n >= 0", work=lambda original, flt: seen.wait(60), once=True)
     body = json.dumps([{"vector": unit(0), "filter": "n >= 0"}] * 3).encode()
     head = (f"POST /vector/nomodel/query/{ns} HTTP/1.1\r\nHost: 127.0.0.1:{sb.port}\r\n"
             f"Authorization: Bearer {sb.env['SVC_VECTOR_TOKEN']}\r\nContent-Type: application/json\r\n"
@@ -118,7 +87,7 @@ def test_a_query_whose_client_goes_away_stops_at_the_next_record(sb: Sandbox, he
     with recording() as lines:
         client = socket.create_connection(("127.0.0.1", sb.port), timeout=60)
         client.sendall(head + body)
-        assert held["entered"].wait(60)
+        assert held["entered"].acquire(timeout=60)
         client.close()  # the client goes while its first record is being judged
         assert seen.wait(60)
         eventually(lambda: any("stopped: its client went away" in line for line in lines)
@@ -126,4 +95,4 @@ def test_a_query_whose_client_goes_away_stops_at_the_next_record(sb: Sandbox, he
     assert held["calls"] == 1  # not the 150 records of the batch
     assert "vector: query on nomodel stopped: its client went away before the answer" in lines
     # the index serves the next request
-    assert len(post(sb, f"/query/{ns}", {"vector": unit(0), "filter": "n < 2"}).json()["result"]) == 2
+    assert len(post(sb, "nomodel", f"/query/{ns}", {"vector": unit(0), "filter": "n < 2"}).json()["result"]) == 2
