@@ -81,8 +81,9 @@ class Arrivals:
         self.thread.join(10)
 
 
-def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+def percentile(values: list[float], q: float, method: str = "exclusive") -> float:
+    """The ``q``-th percentile of ``values`` (``statistics.quantiles``' ``method``)."""
+    return statistics.quantiles(values, n=100, method=method)[int(q) - 1] if len(values) > 1 else values[0]
 
 
 def latency(receiver: Arrivals, send: Any, count: int) -> list[float]:

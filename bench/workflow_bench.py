@@ -34,8 +34,6 @@ import asyncio
 import base64
 import math
 import multiprocessing
-import os
-import platform
 import statistics
 import threading
 import time
@@ -48,7 +46,9 @@ import httpx
 from _child import sandbox_process
 from _latency import latency_proxy
 from _remote import through
+from delivery_bench import percentile
 from fastapi import FastAPI, Request
+from kv_bench import machine
 from qstash import AsyncQStash, QStash
 from upstash_workflow import AsyncWorkflowContext
 from upstash_workflow.fastapi import Serve
@@ -138,10 +138,6 @@ def client_cost(count: int = 20) -> float:
         AsyncQStash("disabled-client", base_url="disabled-client")
         times.append(time.perf_counter() - began)
     return statistics.median(times)
-
-
-def percentile(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
 def succeeded(queue: Queue, rid: str, timeout: float = 30.0) -> float:
@@ -244,7 +240,7 @@ def rows_of(name: str, m: dict[str, Any], args: argparse.Namespace) -> list[tupl
     for label, key in (("trigger to the workflow's end", "to_end"),
                        ("trigger to RUN_SUCCESS in the log", "to_success")):
         for q in (50, 90):
-            s, f = percentile(m[key], q) * 1000, percentile(m["floor"], q) * 1000
+            s, f = percentile(m[key], q, "inclusive") * 1000, percentile(m["floor"], q, "inclusive") * 1000
             rows.append((name, f"{label}, p{q}", f"{s:.1f} ms", f"{f:.1f} ms", f"{s / f:.1f}x"))
     if m["rates"]:
         sdk = statistics.median(r[0] for r in m["rates"])
@@ -296,7 +292,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"{setting.name}: {len(m['to_end'])} runs, {time.perf_counter() - began:.0f} s", flush=True)
         cost = client_cost()
 
-    print(f"\n{platform.node()}: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}; "
+    print(f"\n{machine()}; "
           f"upstash-workflow {_version('upstash-workflow')}, qstash {_version('qstash')}, fastapi "
           f"{_version('fastapi')}; a workflow of {args.steps} context.run steps, {args.runs} runs per setting "
           f"one at a time after {WARM} (p50, p90); {time.perf_counter() - began:.0f} s in all\n")
