@@ -132,10 +132,7 @@ def parse_json(text: str) -> Any:
 
 def _pretty_json(doc: Any) -> str:
     """``doc`` (no deeper than MAX_JSON_DEPTH, which its caller checked) as indented JSON."""
-    try:
-        return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
-    except RecursionError:
-        raise TooDeep from None
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=repr)
 
 
 def _as_json(encoding: str, text: str, note: str = "") -> Formatted:
@@ -186,12 +183,9 @@ def format_value(value: bytes | str | None, encoding: str = "raw") -> Formatted:
         if _msgpack is None:
             return Formatted(encoding, False, "", "msgpack is not installed here (pip install msgpack)")
         doc = _msgpack.unpackb(data, raw=False, strict_map_key=False)
-        try:
-            if json_depth(doc) > MAX_JSON_DEPTH:  # a msgpack value nests as deep as it likes
-                raise TooDeep
-            return Formatted(encoding, True, _pretty_json(doc))
-        except TooDeep as exc:  # its bytes have no text to fall back to
-            return Formatted(encoding, False, "", f"msgpack value {exc}: shown in hex only")
+        if json_depth(doc) > MAX_JSON_DEPTH:  # a msgpack value nests as deep as it likes; no text to fall back to
+            return Formatted(encoding, False, "", f"msgpack value {TooDeep()}: shown in hex only")
+        return Formatted(encoding, True, _pretty_json(doc))
     except (ValueError, binascii.Error, OSError, EOFError, zlib.error, TypeError) as exc:
         return Formatted(encoding, False, "", f"not valid {encoding}: {str(exc) or type(exc).__name__}")
     except Exception as exc:  # noqa: BLE001 - msgpack's own errors (ExtraData, FormatError, ...)
