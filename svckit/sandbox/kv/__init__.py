@@ -111,7 +111,7 @@ class KVArea(Area):
     async def start(self) -> None:
         await self.backend.start()
         self._data_pool = self.backend.pool()
-        self._reader_pool = self.backend.reader_pool()
+        self._reader_pool = self.backend.reader_pool() or self._data_pool
         self._stream_pool = self._bounded(self.backend.pool())
         self._admin_pool = self.backend.admin_pool()
         self._rebuild_principals()
@@ -193,7 +193,7 @@ class KVArea(Area):
             return [Health("redis", False, self.backend.outage(exc)[0])]
         except TimeoutError:
             return [Health("redis", False, f"{busy} (no answer within {HEALTH_WAIT:g} s)")]
-        if isinstance(replies[0], ResponseError) and error_text(replies[0]).startswith("BUSY"):
+        if runaway.all_busy(replies):
             return [Health("redis", False, f"{busy} ({error_text(replies[0])})")]
         info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
         if any(name + b":err" in info for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")):

@@ -101,10 +101,11 @@ class Backend:
         """Connections for the gateway's management work (see :mod:`.users`)."""
         return self.pool()
 
-    def reader_pool(self) -> ConnectionPool:
-        """Connections for the Read Only token's commands: as a Redis user that may only read where
-        the sandbox owns the server's users (see :mod:`.users`), else as the gateway's own."""
-        return self.pool()
+    def reader_pool(self) -> ConnectionPool | None:
+        """Connections for the Read Only token's commands as a Redis user that may only read, where
+        the sandbox owns the server's users (see :mod:`.users`); None elsewhere: the gateway's own
+        connections serve them."""
+        return None
 
     def describe(self) -> str:
         raise NotImplementedError
