@@ -154,7 +154,9 @@ class Deliveries:
         self._client = httpx.AsyncClient(trust_env=False, follow_redirects=False,
                                          limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
         if self.local is not None:
-            self._local_client = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.local[1]))
+            # an exception of the app is its 500, as a real server's would be: counted, retried, DLQ'd
+            self._local_client = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=self.local[1], raise_app_exceptions=False))
         self._global = int(self.account()["max_global_parallelism"])
         self.store.account_listeners.append(self._account_changed)
         self._queues = {r["name"]: (r["parallelism"], bool(r["paused"]))

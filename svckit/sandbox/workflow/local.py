@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from svckit.sandbox.workflow.wire import VERSION
+
+log = logging.getLogger(__name__)
 
 #: what every answer of a workflow endpoint carries (the SDKs' protocol version; QStash checks it)
 PROTOCOL = {"Upstash-Workflow-Sdk-Version": "1"}
@@ -162,7 +165,7 @@ class WorkflowContext:
             json.dumps(result)
         except Suspend:
             raise
-        except Exception as exc:  # noqa: BLE001 - a step's failure is the delivery's (retried)
+        except Exception as exc:  # a step's failure is the delivery's (retried)
             raise StepFailed(name, str(exc), type(exc).__name__) from exc
         return result
 
@@ -191,7 +194,11 @@ class WorkflowApp:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         request = Request(scope, receive)
-        response = await self._answer(request)
+        try:
+            response = await self._answer(request)
+        except Exception as exc:  # as a server answers its app's fault: a 500, logged
+            log.exception("workflow app: the delivery to %s failed", request.url)
+            response = JSONResponse({"error": type(exc).__name__, "message": error_text(exc)}, status_code=500)
         await response(scope, receive, send)
 
     async def _answer(self, request: Request) -> JSONResponse:
@@ -240,6 +247,6 @@ class WorkflowApp:
             status=int(report.get("status") or 0), response=base64.b64decode(report.get("body") or "").decode("utf-8", "replace"))
         try:
             result = await anyio.to_thread.run_sync(registered.failure_function, failure, limiter=self._limiter)
-        except Exception as exc:  # a failed callback: recorded as CALLBACK_FAIL
+        except Exception as exc:  # noqa: BLE001 - a failed callback: recorded as CALLBACK_FAIL
             return JSONResponse({"error": error_text(exc)}, status_code=500)
         return JSONResponse({"result": result})

@@ -317,7 +317,7 @@ def _reason(status: int | None, body: bytes, error: str | None) -> str:
     "..."}``: ``TypeError: ...``), else the body, else the engine's words."""
     try:
         told = json.loads(body) if status is not None and body else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # as :func:`.wire.step_of`
         told = None
     if isinstance(told, dict) and isinstance(told.get("message"), str):
         return f"{told['error']}: {told['message']}" if isinstance(told.get("error"), str) else told["message"]
