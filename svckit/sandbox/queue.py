@@ -176,10 +176,6 @@ async def _array_body(request: Request) -> list[Any]:
     return body
 
 
-def _destination(message: Any) -> str | None:
-    return message.get("destination") if isinstance(message, dict) and isinstance(message.get("destination"), str) else None
-
-
 def _neutral(given: Any) -> dict[str, str]:
     """A batch message's headers by lower-case neutral name (``Upstash-Retries`` -> ``service-retries``)."""
     if not isinstance(given, dict):
@@ -190,7 +186,7 @@ def _neutral(given: Any) -> dict[str, str]:
 
 def _batch_message(message: Any) -> dict[str, Any]:
     """A plain message of ``POST /v2/batch``: ``{destination, headers, body, queue}``, headers made neutral."""
-    if _destination(message) is None:
+    if not (isinstance(message, dict) and isinstance(message.get("destination"), str)):
         raise ApiError(400, "every message must be an object with a destination (a URL or a URL group's name)")
     return {**message, "headers": _neutral(message.get("headers") or {})}
 
@@ -349,7 +345,7 @@ class QueueArea(Area):
             run_id = request.path_params["workflowRunId"]
             if request.query_params.get("cancel") == "false":  # the run's app ends it: its body is the response
                 response = (await request.body()).decode("utf-8", "replace") or None
-                await run_in_threadpool(lambda: self.workflows.end(run_id, cancel=False, response=response))
+                await run_in_threadpool(lambda: self.workflows.end(run_id, response))
                 return JSONResponse("OK")
             try:
                 await run_in_threadpool(runner.cancel, run_id)

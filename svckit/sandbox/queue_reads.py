@@ -103,14 +103,14 @@ RUN_FILTERS: tuple[Filter, ...] = (
     Filter("host", "url_host(r.url)", many=True), Filter("path", "url_path(r.url)", many=True),
     Filter("messageId", "r.seq IN (SELECT run_seq FROM steps WHERE message_id = ?)"),
 )
+#: a DLQ entry's createdAt as shown: its message's creation, or (a run of an earlier svckit) the entry's
+ENTRY_CREATED = "COALESCE(m.created_at, d.created_at)"
 DLQ_FILTERS: tuple[Filter, ...] = (
     *_EVERYWHERE, *_SOURCE,
     Filter("dlqIds", "d.dlq_id", many=True), Filter("messageId", "d.message_id"),
     Filter("url", "COALESCE(m.url, r.url)", many=True),
     Filter("responseStatus", "d.response_status", numeric=True),
-    # the entry's createdAt as shown: its message's creation, or (a run of an earlier svckit) the entry's
-    Filter("fromDate", "COALESCE(m.created_at, d.created_at)", ">=", numeric=True),
-    Filter("toDate", "COALESCE(m.created_at, d.created_at)", "<=", numeric=True),
+    Filter("fromDate", ENTRY_CREATED, ">=", numeric=True), Filter("toDate", ENTRY_CREATED, "<=", numeric=True),
     Filter("workflowRunId", "r.run_id"), Filter("workflowUrl", "r.url", many=True),
     Filter("workflowCreatedAt", "r.created_at", numeric=True),
     Filter("failureFunctionState", "f.state", many=True),
@@ -283,7 +283,7 @@ def _message_headers(row: Any) -> dict[str, list[str]]:
 
 #: DLQ entries with their runs or messages, and failure function calls (the ``f`` columns are NULL without one)
 DLQ_SELECT = ("SELECT d.dlq_id, d.run_seq, d.message_seq, d.created_at AS dlq_created_at, "
-              "COALESCE(m.created_at, d.created_at) AS entry_created, "
+              f"{ENTRY_CREATED} AS entry_created, "
               "d.message_id AS dlq_message_id, d.response_status AS dlq_response_status, "
               "d.response_body AS dlq_response_body, d.not_before AS not_before_ms, r.run_id, r.url AS run_url, r.created_at AS run_created_at, r.label AS run_label, "
               "r.body AS run_body, r.retries, r.flow_control_key AS run_flow_key, "
@@ -291,6 +291,14 @@ DLQ_SELECT = ("SELECT d.dlq_id, d.run_seq, d.message_seq, d.created_at AS dlq_cr
               "f.response_status AS callback_status, f.response_body AS callback_body, m.* "
               "FROM dlq d LEFT JOIN runs r ON r.seq = d.run_seq LEFT JOIN failure_callbacks f ON f.run_seq = r.seq "
               "LEFT JOIN messages m ON m.seq = d.message_seq")
+
+
+def _of_run(wire: dict[str, Any], row: Any, **more: Any) -> None:
+    """A message of a run as its DLQ entry or event shows it: the run's id among its headers, the run's
+    fields (and ``more``) beside them."""
+    wire["header"] = {**wire.get("header", {}), "Upstash-Workflow-RunId": [row["run_id"]]}
+    wire.update(_present({"workflowRunId": row["run_id"], "workflowUrl": row["run_url"],
+                          "workflowCreatedAt": row["run_created_at"], **more}))
 
 
 def _dlq_wire(row: Any) -> dict[str, Any]:
@@ -309,10 +317,8 @@ def _dlq_wire(row: Any) -> dict[str, Any]:
         wire = {**message_wire(row), **_present(entry),
                 "responseHeader": header_map(json.loads(row["response_headers"] or "[]"))}
         if row["run_id"] is not None:
-            wire["header"] = {**wire["header"], "Upstash-Workflow-RunId": [row["run_id"]]}
-            wire.update(_present({
-                "workflowRunId": row["run_id"], "workflowUrl": row["run_url"], "workflowCreatedAt": row["run_created_at"],
-                "failureCallback": None if callback is None else row["run_url"], "failureCallbackInfo": callback}))
+            _of_run(wire, row, failureCallback=None if callback is None else row["run_url"],
+                    failureCallbackInfo=callback)
         return wire
     run = {"run_id": row["run_id"], "url": row["run_url"], "body": row["run_body"]}
     return _present({
@@ -333,7 +339,7 @@ def dlq_page(store: Store, params: Any, *, maximum: int = MAX_DLQ_COUNT,
     clauses, args = where(params, DLQ_FILTERS)
     # newest first by the entry's createdAt as shown (its message's creation), as the filters take it
     return page(store, DLQ_SELECT, clauses, args, params, maximum=maximum, default=default,
-                order=("COALESCE(m.created_at, d.created_at)", "d.dlq_id"), keys=("entry_created", "dlq_id"),
+                order=(ENTRY_CREATED, "d.dlq_id"), keys=("entry_created", "dlq_id"),
                 int_key=False)
 
 
@@ -357,9 +363,7 @@ def _event_wire(row: Any) -> dict[str, Any]:
     if row["message_seq"] is not None:  # a message's, maybe of a workflow run
         wire = message_event_wire(row)
         if row["run_id"] is not None:
-            wire["header"] = {**wire.get("header", {}), "Upstash-Workflow-RunId": [row["run_id"]]}
-            wire.update(_present({"workflowRunId": row["run_id"], "workflowUrl": row["run_url"],
-                                  "workflowCreatedAt": row["run_created_at"], "stepName": row["event_step"]}))
+            _of_run(wire, row, stepName=row["event_step"])
         return wire
     body = None if row["body"] is None else base64.b64encode(row["body"].encode()).decode()
     return _present({

@@ -229,6 +229,7 @@ class Deliveries:
             attempt = self._attempts.get(seq)
             if attempt is not None:  # cut short: a workflow not yet running never starts
                 attempt.cancel()
+            self._told_waiting.discard(seq)
             pending = self._pending.pop(seq, None)
             if pending is not None:
                 self._release_lane(pending)
@@ -365,11 +366,10 @@ class Deliveries:
             row = db.execute("SELECT * FROM messages WHERE seq = ?", (seq,)).fetchone()
             if row is None or row["state"] not in WAITING:
                 return None
-            local = self.local is not None and self.local[0](row["url"])
-            refused = None if local else self.refusal(row["url"])
+            refused = self.refusal(row["url"])  # None for a workflow served in process too
             if refused is not None:
                 raise _Unserved(refused)
-            job = dict(row, local=local)
+            job = dict(row, local=self.local is not None and self.local[0](row["url"]))
             job["options"] = json.loads(row["options"])
             job["headers"] = json.loads(row["headers"])
             if row["run_seq"] is not None and not self.runs.prepare(db, job):  # its run has ended
@@ -427,15 +427,11 @@ class Deliveries:
             if not outcome.ok and job["run_seq"] is not None and self.runs.ended(db, job):
                 # a step of a run that failed while this delivery was made (a sibling branch): cut by
                 # that failure, delivered again if the run is resumed; not retried, not a failure of its own
-                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
-                           "response_body = ? WHERE seq = ?", (EventState.CANCELED.value, *response, seq))
-                add_event(db, seq, message_id, EventState.CANCELED.value, now, error=error, status=outcome.status)
+                self._settle(db, job, EventState.CANCELED.value, response, error, now)
                 return None, []
             if outcome.ok:
                 state = EventState.DELIVERED.value
-                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
-                           "response_body = ? WHERE seq = ?", (EventState.DELIVERED.value, *response, seq))
-                add_event(db, seq, message_id, EventState.DELIVERED.value, now, status=outcome.status)
+                self._settle(db, job, state, response, error, now)
             elif retried < job["max_retries"] and not outcome.final_failure:
                 wait = asked_delay(outcome.headers)
                 wait = (retry_delay(job["options"].get("retry_delay"), retried) if wait is None else wait)
@@ -449,9 +445,7 @@ class Deliveries:
                 add_event(db, seq, message_id, EventState.RETRY.value, now, next_at=next_due)
             else:
                 state = EventState.FAILED.value
-                db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
-                           "response_body = ? WHERE seq = ?", (EventState.FAILED.value, *response, seq))
-                add_event(db, seq, message_id, EventState.FAILED.value, now, error=error, status=outcome.status)
+                self._settle(db, job, state, response, error, now)
                 if job["run_seq"] is None or job["kind"] == "message":  # a run's callbacks: its entry tells them
                     dlq_id = self._to_dlq(db, job, outcome, error, now, int(account.get("max_dlq_size") or 0))
                 if job["options"].get("failure_callback", {}).get("url"):
@@ -462,6 +456,15 @@ class Deliveries:
                 self.runs.recorded(db, job, outcome.status, outcome.headers, outcome.body, error, state, dlq_id, now)
             kept = [insert_message(db, message, now) for message in made]
         return next_due, kept
+
+    @staticmethod
+    def _settle(db: Any, job: dict[str, Any], state: str, response: tuple[Any, ...], error: str | None,
+                now: int) -> None:
+        """The message's final ``state`` (DELIVERED, FAILED or CANCELED), with the attempt's ``response``
+        (status, headers as JSON, body), and its event (the attempt's error, None for a 2xx)."""
+        db.execute("UPDATE messages SET state = ?, due_at = NULL, response_status = ?, response_headers = ?, "
+                   "response_body = ? WHERE seq = ?", (state, *response, job["seq"]))
+        add_event(db, job["seq"], job["message_id"], state, now, error=error, status=response[0])
 
     @staticmethod
     def _to_dlq(db: Any, job: dict[str, Any], outcome: _Outcome, error: str, now: int, limit: int) -> str:

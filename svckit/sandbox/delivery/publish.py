@@ -23,13 +23,15 @@ from svckit.sandbox.delivery.destination import NAME, Destination, DestinationEr
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import MessageOptions
 from svckit.sandbox.delivery.quota import check_message, check_room, retries_of, take_daily
-from svckit.sandbox.delivery.records import NewMessage, Waiting, insert_message
+from svckit.sandbox.delivery.records import NewMessage, Waiting, copy_of, insert_message
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
 from svckit.sandbox.workflow.runs import ServedRuns
 from svckit.sandbox.workflow.wire import WorkflowMessage
 
 DEDUP_WINDOW_MS = 10 * 60 * 1000
+#: a message retried from the DLQ is one of its own: tied to no source message (a callback's) nor run
+UNTIED = dict.fromkeys(("source_seq", "run_seq", "history_no", "call_type", "step_name"))
 
 
 def check_name(what: str, name: str) -> str:
@@ -139,13 +141,7 @@ class Publisher:
                 if row is None:
                     continue
                 db.execute("DELETE FROM dlq WHERE dlq_id = ?", (dlq_id,))
-                message = NewMessage(
-                    url=row["url"], body=row["body"], method=row["method"], headers=json.loads(row["headers"]),
-                    options=json.loads(row["options"]), max_retries=row["max_retries"], not_before=0,
-                    kind=row["kind"], topic_name=row["topic_name"], endpoint_name=row["endpoint_name"],
-                    queue_name=row["queue_name"], schedule_id=row["schedule_id"], caller_ip=row["caller_ip"],
-                    label=row["label"], flow_control_key=row["flow_control_key"],
-                    flow_control_value=row["flow_control_value"])
+                message = copy_of(row, **UNTIED)
                 waiting.append(insert_message(db, message, now))
                 answers.append({"messageId": message.message_id, "dlqId": dlq_id})
         self.engine.submit(waiting)

@@ -72,6 +72,15 @@ class NewMessage:
     step_name: str | None = None
 
 
+def copy_of(row: Any, **changes: Any) -> NewMessage:
+    """A kept message (a ``messages`` row) as a new one, to deliver again: its fields under a new id,
+    due now; ``changes`` replace fields."""
+    kept = dict(row)  # a row's ``in`` looks among its values, not its columns
+    fields = {k: kept[k] for k in NewMessage.__dataclass_fields__ if k in kept and k != "message_id"}
+    fields.update(headers=json.loads(kept["headers"]), options=json.loads(kept["options"]), not_before=0)
+    return NewMessage(**{**fields, **changes})
+
+
 #: what the delivery engine takes of a kept message: seq, due (Unix ms), queue, flow control key and value
 Waiting = tuple[int, int, str | None, str | None, str | None]
 

@@ -41,12 +41,13 @@ class WorkflowRoutes:
             Route("/v2/waiters/{eventId}", self.waiters, methods=["GET"]),
         ]
 
-    def end(self, run_id: str, *, cancel: bool, response: str | None) -> None:
+    def end(self, run_id: str, response: str | None) -> None:
+        """The app ended its run (``cancel=false``): ``response`` is the run's."""
         with self.store.transaction() as db:
             run = run_of(db, run_id)
             if run is None:
                 raise ApiError(404, f"no workflow run {run_id!r}")
-            self.publisher.runs.end(db, run, cancel=cancel, response=response, now=now_ms())
+            self.publisher.runs.end(db, run, cancel=False, response=response, now=now_ms())
 
     def history(self, request: Request) -> JSONResponse:
         run_id = request.path_params["workflowRunId"]

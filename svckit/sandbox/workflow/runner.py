@@ -23,15 +23,14 @@ from typing import Any
 from svckit.queue.models import RunState, StepState
 from svckit.sandbox.area import new_token
 from svckit.sandbox.delivery.publish import Publisher
-from svckit.sandbox.delivery.records import NewMessage, insert_message, new_message_id
+from svckit.sandbox.delivery.records import copy_of, insert_message
 from svckit.sandbox.delivery.routes import publish_of
 from svckit.sandbox.http import ApiError
 from svckit.sandbox.store import Store, now_ms
 from svckit.sandbox.workflow.local import FailureFunction, Registered, Workflow, WorkflowApp
-from svckit.sandbox.workflow.runs import CALLBACK_FAIL, run_of
+from svckit.sandbox.workflow.runs import CALLBACK_FAIL, STARTED, run_of
 
 DEFAULT_WORKERS = 16
-STARTED = RunState.RUN_STARTED.value
 
 
 class NotFoundError(LookupError):
@@ -97,10 +96,6 @@ class WorkflowRunner:
     def workflow(self, url: str, *, failure_function: FailureFunction | None = None) -> Callable[[Workflow], Workflow]:
         """Decorator form of :meth:`register`."""
         return lambda fn: self.register(url, fn, failure_function=failure_function)
-
-    @property
-    def urls(self) -> list[str]:
-        return sorted(self.app.workflows)
 
     def serves(self, url: str) -> bool:
         """Whether ``url`` is a registered workflow's (delivered in process)."""
@@ -200,11 +195,9 @@ class WorkflowRunner:
                 if entry["kind"] != "served":
                     raise InvalidState(f"DLQ entry {entry['dlq_id']!r} is of a run an earlier svckit ran; "
                                        "trigger its workflow again instead")
-                if not self.serves(entry["url"]):
-                    try:
-                        self.publisher.check_url(entry["url"], "workflow URL")
-                    except ApiError as exc:
-                        raise InvalidState(f"no workflow is registered at {entry['url']} ({exc.message})") from None
+                refused = self.publisher.refusal(entry["url"])  # None for a registered workflow's URL too
+                if refused is not None:
+                    raise InvalidState(f"the run of DLQ entry {entry['dlq_id']!r} cannot be delivered: {refused}")
                 if len(entry["initial"] or b"") > limit:
                     raise MessageTooLarge(limit, len(entry["initial"]))
             targets = [overrides.get("run_id") or entries[i]["run_id"] for i in ids]
@@ -242,13 +235,10 @@ class WorkflowRunner:
                                     f"({row['state']}): nothing to retry")
             last = db.execute("SELECT * FROM messages WHERE run_seq = ? AND kind = 'failure_callback' "
                               "ORDER BY seq DESC LIMIT 1", (row["seq"],)).fetchone()
-            again = dict(last)
-            for column in ("seq", "state", "due_at", "retried", "response_status", "response_headers", "response_body"):
-                again.pop(column)
-            message_id = new_message_id()
-            waiting = insert_message(db, _message(again, message_id), now_ms())
+            again = copy_of(last)
+            waiting = insert_message(db, again, now_ms())
             db.execute("UPDATE failure_callbacks SET state = 'CALLBACK_INPROGRESS', message_id = ? WHERE run_seq = ?",
-                       (message_id, row["seq"]))
+                       (again.message_id, row["seq"]))
         self.publisher.engine.submit([waiting])
         return RunHandle(row["run_id"], row["created_at"], row["seq"])
 
@@ -317,12 +307,3 @@ class WorkflowRunner:
                 return True
             time.sleep(0.01)
         return False
-
-
-def _message(row: dict[str, Any], message_id: str) -> NewMessage:
-    """A copy of a kept message (a row without its state), to deliver again under ``message_id``."""
-    fields = {k: row[k] for k in NewMessage.__dataclass_fields__ if k in row}
-    fields.update(message_id=message_id, headers=json.loads(row["headers"]), options=json.loads(row["options"]),
-                  not_before=0)
-    return NewMessage(**fields)
-

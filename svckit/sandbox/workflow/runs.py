@@ -73,12 +73,12 @@ class ServedRuns:
     def admit(self, db: Any, workflow: WorkflowMessage, message: NewMessage, options: Any, now: int) -> bool:
         """Tie ``message`` (not yet inserted) to its run; False: a duplicate Init, keep nothing."""
         message.headers = merge(message.headers)  # the Python SDK forwards Content-Type twice
-        if workflow.init or (not workflow.init_given and run_of(db, workflow.run_id) is None):
+        run = None if workflow.init else run_of(db, workflow.run_id)
+        if workflow.init or (not workflow.init_given and run is None):
             if db.execute("SELECT 1 FROM runs WHERE run_id = ? AND state = ?", (workflow.run_id, STARTED)).fetchone():
                 return False
             self._new_run(db, workflow, message, options, now)
             return True
-        run = run_of(db, workflow.run_id)
         if run is None:
             raise ApiError(404, f"no workflow run {workflow.run_id!r}: a run starts with a message that carries "
                                 "Upstash-Workflow-Init: true")

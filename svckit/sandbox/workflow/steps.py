@@ -87,13 +87,21 @@ def result(db: Any, run_seq: int, step: dict[str, Any], message_id: str, now: in
     name = str(step.get("stepName") or f"step {step_id}")
     db.execute("UPDATE steps SET step_name = ? WHERE run_seq = ? AND step_id = ? AND state = ?",
                (name, run_seq, step_id, RETRY))  # the Python SDK names no failing step
+    _went(db, run_seq, step, step_id, SUCCESS, message_id, _out(step), now, name=name)
+
+
+def _went(db: Any, run_seq: int, step: dict[str, Any], step_id: int, state: str, message_id: str, out: str | None,
+          now: int, *, name: str | None = None) -> None:
+    """How step ``step_id`` went (``state``, ``out``): the row shown in progress for it (a parallel
+    branch, a sleep ...) says so (under ``name``, if given), else a row is added, from the start of the
+    delivery it ran in."""
     shown = db.execute("SELECT seq FROM steps WHERE run_seq = ? AND step_id = ? AND state = ?",
                        (run_seq, step_id, PROGRESS)).fetchone()
     if shown is not None:
-        db.execute("UPDATE steps SET state = ?, out = ?, message_id = ?, step_name = ? WHERE seq = ?",
-                   (SUCCESS, _out(step), message_id, name, shown["seq"]))
+        db.execute("UPDATE steps SET state = ?, out = ?, message_id = ?, step_name = COALESCE(?, step_name) "
+                   "WHERE seq = ?", (state, out, message_id, name, shown["seq"]))
     else:
-        _insert(db, run_seq, step, step_id, SUCCESS, message_id, _out(step), _last_attempt(db, run_seq, now))
+        _insert(db, run_seq, step, step_id, state, message_id, out, _last_attempt(db, run_seq, now))
 
 
 def delivered(db: Any, run_seq: int, message_id: str) -> None:
@@ -115,15 +123,8 @@ def failed_attempt(db: Any, run_seq: int, name: str | None, error: str, attempt:
         row = db.execute("SELECT MAX(step_id) AS last FROM steps WHERE run_seq = ? AND state = ?",
                          (run_seq, SUCCESS)).fetchone()
         step_id, step_type, concurrent = (row["last"] or 0) + 1, "Run", 1
-    state, out = FAILED if final else RETRY, json.dumps({"error": error, "attempt": attempt})
-    shown = db.execute("SELECT seq FROM steps WHERE run_seq = ? AND step_id = ? AND state = ?",
-                       (run_seq, step_id, PROGRESS)).fetchone()
-    if shown is not None:  # a step shown in progress (a parallel branch): this attempt is how it went
-        db.execute("UPDATE steps SET state = ?, out = ?, message_id = ? WHERE seq = ?",
-                   (state, out, message_id, shown["seq"]))
-    else:
-        _insert(db, run_seq, {"stepName": name or f"step {step_id}", "stepType": step_type, "concurrent": concurrent},
-                step_id, state, message_id, out, _last_attempt(db, run_seq, now))
+    _went(db, run_seq, {"stepName": name, "stepType": step_type, "concurrent": concurrent}, step_id,
+          FAILED if final else RETRY, message_id, json.dumps({"error": error, "attempt": attempt}), now)
 
 
 def stop_progress(db: Any, run_seq: int, state: str) -> None:
