@@ -501,6 +501,13 @@ def short_id(run_id: str | None) -> str:
     return (run_id or "?")[-SHORT_ID:]
 
 
+def run_name(url: str | None, label: str | None, run_id: str | None, *, whole_id: bool = False) -> str:
+    """What a person calls a run of ``url``: its workflow (:func:`workflow_name`), its label when
+    it has one, and its id, short (:func:`short_id`) unless ``whole_id``: ``order · checkout · 51Ts9a``."""
+    rid = (run_id or "?") if whole_id else short_id(run_id)
+    return " · ".join([workflow_name(url), *([label] if label else []), rid])
+
+
 def _resumes(runs: Sequence[WorkflowRun]) -> list[int]:
     """Each run's place among the runs given that share its workflowRunId, by creation time: 0 is
     the original, 1 the first run resumed from it (through the DLQ), 2 the next, and so on."""
@@ -517,15 +524,15 @@ def _run_names(runs: Sequence[WorkflowRun], resumes: Sequence[int]) -> list[str]
     ...) after a run resumed under the same id. Unique among ``runs`` whatever their order: names
     that would be equal show the whole id, and, failing that, the creation time in ms."""
 
-    def name(r: WorkflowRun, k: int, rid: str, at: bool) -> str:
-        parts = [workflow_name(r.workflow_url), *([r.label] if r.label else []), rid]
+    def name(r: WorkflowRun, k: int, whole_id: bool, at: bool) -> str:
+        parts = [run_name(r.workflow_url, r.label, r.workflow_run_id, whole_id=whole_id)]
         parts += ["resumed" if k == 1 else f"resumed {k}"] if k else []
         return " · ".join(parts) + (f" @{r.workflow_run_created_at}" if at else "")
 
-    names = [name(r, k, short_id(r.workflow_run_id), False) for r, k in zip(runs, resumes)]
+    names = [name(r, k, False, False) for r, k in zip(runs, resumes)]
     for at in (False, True):
         twice = {n for n, c in Counter(names).items() if c > 1}
-        names = [name(r, k, r.workflow_run_id, at) if n in twice else n
+        names = [name(r, k, True, at) if n in twice else n
                  for n, r, k in zip(names, runs, resumes)]
     return names
 
@@ -683,7 +690,7 @@ def steps_frame(run: Any, *, now: datetime | None = None) -> pd.DataFrame:
 
 
 # -- queue: DLQ entries and the events log ---------------------------------------------------------
-__all__ += ["dlq_frame", "events_frame", "run_key", "short_id", "workflow_name"]
+__all__ += ["dlq_frame", "events_frame", "run_key", "run_name", "short_id", "workflow_name"]
 
 
 @_readable

@@ -31,13 +31,9 @@ LABELLED_ROWS = 40
 #: the steps chart's legend: what each colour means, in the order it lists them
 KEPT = "kept from the earlier run"
 KEPT_COLOR = "#98df8a"  # a pale success: the step succeeded in the run this one was resumed from
-STEP_KINDS: dict[str, str] = {
-    "success": STEP_COLORS["STEP_SUCCESS"], "retry": STEP_COLORS["STEP_RETRY"],
-    "failed": STEP_COLORS["STEP_FAILED"], "canceled": STEP_COLORS["STEP_CANCELED"],
-    "in progress": STEP_COLORS["STEP_PROGRESS"], KEPT: KEPT_COLOR,
-}
 _KIND_OF_STATE = {"STEP_SUCCESS": "success", "STEP_RETRY": "retry", "STEP_FAILED": "failed",
                   "STEP_CANCELED": "canceled", "STEP_PROGRESS": "in progress", "STEP_STARTED": "in progress"}
+STEP_KINDS: dict[str, str] = {**{kind: STEP_COLORS[state] for state, kind in _KIND_OF_STATE.items()}, KEPT: KEPT_COLOR}
 
 
 def _now_ms(now: datetime | None) -> float:
@@ -175,7 +171,7 @@ def steps_figure(steps: pd.DataFrame, *, title: str = "Steps") -> go.Figure:
     retries = steps["retries"].fillna(0).astype(int).to_numpy()
     state = steps["state"].astype("string").fillna("").to_numpy(dtype=object)
     running = steps["running"].fillna(False).astype(bool).to_numpy()
-    kept = steps["kept"].to_numpy(dtype=bool) if "kept" in steps.columns else np.zeros(len(steps), dtype=bool)
+    kept = steps["kept"].to_numpy(dtype=bool)
     kinds = np.array([step_kind(s, k) for s, k in zip(state, kept)], dtype=object)
     hover = []
     for i, lbl in enumerate(labels):

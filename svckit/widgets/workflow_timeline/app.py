@@ -171,7 +171,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         spec's 10 runs a page allow); the DLQ's pages (100 entries each) are read beside it, on a
         worker, so they add no round trip of their own."""
         filters = {k: v for k, v in self.filters().items() if v is not None}
-        self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
+        self._aim_dlq()
         runs: list[Any] = []
         cursor = None
         self.pages_loaded, self.error = 0, ""
@@ -288,11 +288,15 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
     # -- the DLQ panel -------------------------------------------------------------------------------
     def load_dlq(self) -> pd.DataFrame:
         """Reload the DLQ entries of the runs that match the filters (``refresh()`` loads them too)."""
-        self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
+        self._aim_dlq()
         return self.dlq_panel.load_dlq()
 
     def dlq_action(self, action: str, dlq_ids: Any = None) -> Any:
         return self.dlq_panel.dlq_action(action, dlq_ids)
+
+    def _aim_dlq(self) -> None:
+        """The DLQ panel lists the entries of the runs that match the filters, as many as the runs."""
+        self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
 
     # -- drawing ----------------------------------------------------------------------------------------
     def _show_progress(self, step: Progress) -> None:

@@ -17,7 +17,7 @@ from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
 from svckit.queue.protocol import MAX_DLQ_COUNT
-from svckit.widgets._common import ConfirmBar, frame_html, message_html, muted_html
+from svckit.widgets._common import ConfirmBar, Quiet, frame_html, message_html, muted_html
 
 #: what the panel can do to the ticked entries, and the past tense its messages use
 DLQ_ACTIONS = {"delete": "deleted", "resume": "resumed", "restart": "restarted"}
@@ -56,11 +56,13 @@ def holds(m: Any, run: Any) -> bool:
     return m.workflow_run_id == run.workflow_run_id and m.workflow_created_at in (None, run.workflow_run_created_at)
 
 
-def dlq_table_frame(entries: Sequence[Any], runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per DLQ entry as the panel shows it: ``dlq_id, key`` and :data:`DLQ_COLUMNS`. The run
-    is named as the Gantt names it (``run_name`` of ``runs``, a :func:`svckit.frames.runs_frame`) and
-    its failed step given when the run is among ``runs``; else its workflow, label and short id.
-    ``attempts`` is the failed message's retries plus its first attempt."""
+def dlq_table_frame(entries: Sequence[Any], runs: pd.DataFrame, dlq: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per DLQ entry as the panel shows it: ``dlq_id, key`` and :data:`DLQ_COLUMNS`, from
+    ``dlq`` (:func:`svckit.frames.dlq_frame` of ``entries``; built when not given). The run is named as
+    the Gantt names it (``run_name`` of ``runs``, a :func:`svckit.frames.runs_frame`) and its failed
+    step given when the run is among ``runs``; else :func:`svckit.frames.run_name` (workflow, label and
+    short id). ``attempts`` is the failed message's retries plus its first attempt."""
+    dlq = frames.dlq_frame(entries) if dlq is None else dlq
     names = dict(zip(runs["key"], runs["run_name"]))
     failed = dict(zip(runs["key"], runs["failed_step"]))
     keys = [entry_key(m) for m in entries]
@@ -68,18 +70,17 @@ def dlq_table_frame(entries: Sequence[Any], runs: pd.DataFrame) -> pd.DataFrame:
     def name(m: Any, key: str) -> str:
         if key in names:
             return str(names[key])
-        parts = [frames.workflow_name(m.workflow_url or m.url), *([m.label] if m.label else [])]
-        return " · ".join([*parts, frames.short_id(m.workflow_run_id or m.message_id)])
+        return frames.run_name(m.workflow_url or m.url, m.label, m.workflow_run_id or m.message_id)
 
     return pd.DataFrame({
-        "dlq_id": pd.array([m.dlq_id for m in entries], dtype="string"),
+        "dlq_id": dlq["dlq_id"],
         "key": pd.array(keys, dtype="string"),
         "run": pd.array([name(m, k) for m, k in zip(entries, keys)], dtype="string"),
         "failed step": pd.array([failed.get(k) for k in keys], dtype="string"),
-        "status": pd.array([m.response_status for m in entries], dtype="Int64"),
-        "response": pd.array([m.response_body for m in entries], dtype="string"),
-        "attempts": pd.array([None if m.max_retries is None else m.max_retries + 1 for m in entries], dtype="Int64"),
-        "entered": pd.to_datetime(pd.Series([m.created_at for m in entries], dtype="float64"), unit="ms", utc=True),
+        "status": dlq["response_status"],
+        "response": dlq["response_body"],
+        "attempts": dlq["max_retries"] + 1,
+        "entered": dlq["entered_at"],
     })
 
 
@@ -127,6 +128,7 @@ class DlqPanel(W.VBox):
         self.runs = frames.runs_frame([])
         self.table = dlq_table_frame([], self.runs)
         self.current: str | None = None  # the selected run's key
+        self._quiet = Quiet()  # while show() sets the options and ticks: it draws once, after
         self.last_dlq_result: Any = None
         self.on_changed: Callable[[], Any] = self.load_dlq
         self.w_title = W.HTML("<b>Dead-letter queue</b>")
@@ -179,21 +181,23 @@ class DlqPanel(W.VBox):
         ticked. Returns :func:`svckit.frames.dlq_frame` of them."""
         self.dlq_entries, self.complete = entries, complete and not error
         self.runs = self.runs if runs is None else runs
-        self.table = dlq_table_frame(entries, self.runs)
+        dlq = frames.dlq_frame(entries)
+        self.table = dlq_table_frame(entries, self.runs, dlq)
         self.dlq_count = len(entries)
         present = {m.dlq_id for m in entries}
         keep = tuple(d for d in self.dlq_selected if d in present)
-        self.w_dlq.options = [(f"{run} · {'' if pd.isna(status) else status}", dlq_id)
-                              for run, status, dlq_id in zip(self.table["run"], self.table["status"],
-                                                             self.table["dlq_id"])]
-        self.dlq_selected = keep
+        with self._quiet:  # new options untick every entry: drawn once, below
+            self.w_dlq.options = [(f"{run} · {'' if pd.isna(status) else status}", dlq_id)
+                                  for run, status, dlq_id in zip(self.table["run"], self.table["status"],
+                                                                 self.table["dlq_id"])]
+            self.dlq_selected = keep
         self.w_dlq.layout.display = "flex" if entries else "none"
         more = "" if complete else " (more not loaded: narrow the filters)"
         said = f"{len(entries):,} entr{'y' if len(entries) == 1 else 'ies'} of the runs shown{more}"
         self.w_title.value = f"<b>Dead-letter queue</b> {muted_html(said)}"
         self.w_dlq_msg.value = message_html(error, "error") if error else ""
         self._on_selected()
-        return frames.dlq_frame(entries)
+        return dlq
 
     def load_dlq(self) -> pd.DataFrame:
         """Fetch the entries matching ``filters`` and show them. Errors are shown, not raised."""
@@ -202,9 +206,11 @@ class DlqPanel(W.VBox):
     def follow(self, key: str | None, *, tick: bool = True) -> None:
         """Highlight the entry of the selected run (its key, or None); ``tick`` it (only it)."""
         self.current = key
+        ticked = self.dlq_selected
         if tick and key is not None:
             self.dlq_selected = tuple(m.dlq_id for m in self.dlq_entries if same_run(entry_key(m), key))
-        self._draw()
+        if self.dlq_selected == ticked:  # else _on_selected drew it
+            self._draw()
 
     def dlq_id_of(self, run: Any) -> str:
         """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
@@ -269,6 +275,8 @@ class DlqPanel(W.VBox):
             self.dlq_pending = None
 
     def _on_selected(self, _change: Any = None) -> None:
+        if self._quiet:
+            return
         for action, button in self.w_dlq_buttons.items():
             button.disabled = not self.dlq_selected
             # red only where a click does something: a disabled button is drawn plain

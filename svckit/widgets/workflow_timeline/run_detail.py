@@ -41,15 +41,13 @@ def run_detail_html(run: Any, steps: pd.DataFrame, name: str | None = None) -> s
     rows = []
     for s in steps.itertuples():
         out = "" if s.out is None or pd.isna(s.out) else str(s.out)
-        kept = bool(getattr(s, "kept", False))
-        dur = badge("kept", KEPT_BADGE, title=f"{KEPT}: not run again") if kept else \
+        dur = badge("kept", KEPT_BADGE, title=f"{KEPT}: not run again") if s.kept else \
             duration_text((s.end - s.start).total_seconds())
         running = " " + badge("running", RUNNING_COLOR) if s.running else ""
-        began = s.created_at if kept else s.start  # a kept step: when it ran, in the earlier run
         rows.append(
             f"<tr><td>{s.group}{' parallel' if s.group_type == 'parallel' else ''}</td><td>{s.lane}</td>"
             f"<td>{e(str(s.step_name))}</td><td>{e(str(s.step_type))}</td><td>{e(str(s.state))}</td>"
-            f"<td>{began:%H:%M:%S.%f}"[:-3] + f"</td><td style='white-space:nowrap'>{dur}{running}</td>"
+            f"<td>{s.created_at:%H:%M:%S.%f}"[:-3] + f"</td><td style='white-space:nowrap'>{dur}{running}</td>"
             f"<td>{s.retries}</td><td style='white-space:normal;overflow-wrap:anywhere'>"
             f"<code>{e(out[:300])}{'…' if len(out) > 300 else ''}</code></td></tr>")
     table = ("<table class='svckit-steps svc-table'><thead><tr><th>group</th><th>lane</th><th>step</th><th>type</th>"
