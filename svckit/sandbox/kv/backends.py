@@ -378,12 +378,7 @@ class RedisChild(Backend):
             await run([[b"SHUTDOWN", b"NOSAVE"]])
         except (RedisError, OSError, TimeoutError):
             pass  # the connection closes as Redis exits: no reply is the answer
-        deadline = time.monotonic() + SHUTDOWN_WAIT
-        while proc.poll() is None:
-            if time.monotonic() > deadline:
-                proc.kill()
-                break
-            await asyncio.sleep(SUPERVISE_EVERY)
+        await _exit_within(proc, SHUTDOWN_WAIT)
         return True
 
     def serving(self) -> bool:
@@ -451,16 +446,7 @@ class RedisChild(Backend):
         if proc is None or proc.poll() is not None:
             return
         proc.terminate()  # Redis shuts down cleanly on SIGTERM: flushes the AOF
-        # polled, not waited for in an executor: at interpreter exit (a notebook kernel stopping its
-        # sandbox from atexit) the executors are already shut and refuse new work
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 15
-        while proc.poll() is None:
-            if loop.time() > deadline:
-                proc.kill()
-                proc.wait(5)
-                break
-            await asyncio.sleep(0.02)
+        await _exit_within(proc, 15)
 
     @property
     def pid(self) -> int | None:
@@ -470,6 +456,19 @@ class RedisChild(Backend):
         where = "its Unix socket" if self.socket else "a loopback TCP port (the data directory's path is too long for a socket)"
         return (f"redis-server {self.version} child pid {self.pid} on {where}, password required, "
                 f"appendonly yes (appendfsync {APPENDFSYNC}), data in {self.dir}")
+
+
+async def _exit_within(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    """Wait for ``proc`` to exit, SIGKILLed after ``seconds``. Polled, not waited for in an executor:
+    at interpreter exit (a notebook kernel stopping its sandbox from atexit) the executors are already
+    shut and refuse new work."""
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            proc.wait(5)
+            return
+        await asyncio.sleep(0.02)
 
 
 class _FreshConnectionPool(BlockingConnectionPool):
