@@ -8,6 +8,7 @@ import asyncio
 import json
 import threading
 from collections import Counter
+from dataclasses import dataclass
 
 import pytest
 
@@ -51,20 +52,27 @@ def fail_runs(runner, n, **options):
     return handles
 
 
+@dataclass
+class Slow:
+    """The slow workflows' gate: ``release`` lets their first steps end; ``started`` counts first steps begun."""
+
+    release: threading.Event
+    started: threading.Semaphore
+
+
 @pytest.fixture
 def slow(runner):
     """Two workflows that block in their first step until released (runs stay RUN_STARTED)."""
-    release, started = threading.Event(), threading.Semaphore(0)
+    gate = Slow(threading.Event(), threading.Semaphore(0))
 
     def wf(context):
-        context.run("wait", lambda: started.release() or release.wait(30))
+        context.run("wait", lambda: gate.started.release() or gate.release.wait(30))
         return context.run("after", lambda: "done")
 
     runner.register(SLOW_URL, wf)
     runner.register(OTHER_SLOW_URL, wf)
-    release.started = started  # type: ignore[attr-defined]
-    yield release
-    release.set()
+    yield gate
+    gate.release.set()
 
 
 def start_slow(runner, slow, url, run_id):
@@ -187,7 +195,7 @@ def test_cancel_many_by_url_prefix_and_all(runner, queue, slow):
     assert queue.cancel_by_url("https://app.example.com/") == 1  # wfr_b
     assert queue.cancel_all() == 2  # wfr_c, wfr_d
     assert queue.cancel_all() == 0
-    slow.set()
+    slow.release.set()
     for h in (a, b, c, d):
         assert runner.wait(h) == "RUN_CANCELED"
     states = {r.workflow_run_id: r for r in queue.iter_runs()}
@@ -280,7 +288,7 @@ def test_cancel_writes_a_canceled_event(runner, queue, slow):
     queue.cancel("wfr_ev")
     # the delivery in flight (the run's init, running "wait") ends canceled
     assert [(e.workflow_run_id, e.step_name) for e in queue.iter_events(state="CANCELED")] == [("wfr_ev", "init")]
-    slow.set()
+    slow.release.set()
     assert runner.wait(handle) == "RUN_CANCELED"
 
 
@@ -329,5 +337,5 @@ async def test_async_twin(runner, aqueue, broken, slow):
         await aqueue.delete_dlq("dlq_none")
     with pytest.raises(BadRequest):
         await aqueue._call(ApiRequest("POST", "/v2/dlq/resume", json={}))  # the server's 400, no dlqIds
-    slow.set()
+    slow.release.set()
     await asyncio.to_thread(runner.wait, handle)

@@ -13,11 +13,14 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from svckit.sandbox import Sandbox
+from svckit.sandbox.kv.users import load_passwords
 from tests.conftest import KV_BACKENDS, require_binary, running
 
 
@@ -69,6 +72,33 @@ def kv_served(data_dir, **options) -> Iterator[KV]:
             yield client
         finally:
             client.http.close()
+
+
+def acl_user(kv: KV, *rules: str) -> tuple[str, str]:
+    """An ACL user made through the gateway (``ACL SETUSER name on >password *rules``): its name and password."""
+    name, password = f"u{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    made = kv.post("/", json=["ACL", "SETUSER", name, "on", f">{password}", *rules])
+    assert made.json() == {"result": "OK"}, made.text
+    return name, password
+
+
+def rest_token(kv: KV, name: str, password: str) -> str:
+    """The REST token ``ACL RESTTOKEN`` mints for an ACL user."""
+    return kv.post("/", json=["ACL", "RESTTOKEN", name, password]).json()["result"]
+
+
+def redis_as(data_dir: Path, user: str, **options) -> redis.Redis:
+    """redis-py straight to the redis-server child of the sandbox on ``data_dir``, on its Unix socket, as one
+    of the sandbox's own users (svckit.sandbox.kv.users), with that user's password from the data directory."""
+    return redis.Redis(unix_socket_path=str(data_dir / "redis" / "redis.sock"), username=user,
+                       password=load_passwords(data_dir)[user], **options)
+
+
+@pytest.fixture(scope="module")
+def child(tmp_path_factory) -> Iterator[KV]:
+    """A sandbox on a redis-server child of the test module's own, its key-value area reached over HTTP."""
+    with kv_served(tmp_path_factory.mktemp("child"), backend="redis") as client:
+        yield client
 
 
 @pytest.fixture(scope="session")

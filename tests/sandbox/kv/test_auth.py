@@ -8,7 +8,7 @@ import pytest
 
 from svckit.sandbox.kv.commands import COMMANDS
 from tests.conftest import start_sandbox
-from tests.sandbox.kv.conftest import kv_of
+from tests.sandbox.kv.conftest import acl_user, kv_of, rest_token
 
 
 def test_bearer_header_and_token_query_parameter_both_authenticate(kv):
@@ -65,17 +65,10 @@ def test_readonly_token_in_pipeline_and_transaction(kv):
 
 
 # -- ACL RESTTOKEN ------------------------------------------------------------------------------
-def _user(kv, rights: list[str]) -> tuple[str, str]:
-    name, password = f"u{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    r = kv.post("/", json=["ACL", "SETUSER", name, "on", f">{password}", "~*", "-@all", *rights])
-    assert r.json() == {"result": "OK"}, r.text
-    return name, password
-
-
 def test_resttoken_carries_the_acl_users_permissions(kv):
     key = kv.key()
     kv.get(f"/SET/{key}/v")
-    name, password = _user(kv, ["+get", "+ping"])
+    name, password = acl_user(kv, "~*", "-@all", "+get", "+ping")
     r = kv.post("/", json=["ACL", "RESTTOKEN", name, password])
     assert r.status_code == 200
     token = r.json()["result"]
@@ -90,14 +83,14 @@ def test_resttoken_carries_the_acl_users_permissions(kv):
 
 
 def test_resttoken_via_path(kv):
-    name, password = _user(kv, ["+ping"])
+    name, password = acl_user(kv, "~*", "-@all", "+ping")
     token = kv.get(f"/ACL/RESTTOKEN/{name}/{password}").json()["result"]
     assert kv.http.get(kv.url + "/PING", headers=kv.auth(token)).json() == {"result": "PONG"}
 
 
 @pytest.mark.parametrize("case", ["wrong password", "no such user"])
 def test_resttoken_with_wrong_credentials_is_an_error(kv, case):
-    name, password = _user(kv, ["+ping"])
+    name, password = acl_user(kv, "~*", "-@all", "+ping")
     if case == "no such user":
         name = "nobody" + uuid.uuid4().hex[:6]
     r = kv.post("/", json=["ACL", "RESTTOKEN", name, password + ("x" if case == "wrong password" else "")])
@@ -105,7 +98,7 @@ def test_resttoken_with_wrong_credentials_is_an_error(kv, case):
 
 
 def test_resttoken_is_refused_to_the_readonly_token(kv):
-    name, password = _user(kv, ["+ping"])
+    name, password = acl_user(kv, "~*", "-@all", "+ping")
     r = kv.http.post(kv.url + "/", headers=kv.auth(kv.readonly_token), json=["ACL", "RESTTOKEN", name, password])
     assert r.status_code == 400 and "NOPERM" in r.json()["error"]
 
@@ -134,8 +127,8 @@ def test_reset_password_revokes_both_tokens_and_persists_the_new_ones(backend, t
 
 
 def test_resttoken_stops_working_when_the_user_is_deleted(kv):
-    name, password = _user(kv, ["+ping"])
-    token = kv.post("/", json=["ACL", "RESTTOKEN", name, password]).json()["result"]
+    name, password = acl_user(kv, "~*", "-@all", "+ping")
+    token = rest_token(kv, name, password)
     assert kv.http.get(kv.url + "/PING", headers=kv.auth(token)).json() == {"result": "PONG"}
     assert "result" in kv.post("/", json=["ACL", "DELUSER", name]).json()
     r = kv.http.get(kv.url + "/PING", headers=kv.auth(token))

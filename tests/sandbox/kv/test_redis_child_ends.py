@@ -5,7 +5,6 @@ the same keeps a new start on its data directory out, naming it (svckit/sandbox/
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -19,7 +18,9 @@ import redis
 
 from svckit.errors import DataDirectoryInUse
 from svckit.sandbox import Sandbox
+from svckit.sandbox.kv.users import GATEWAY_USER
 from tests.conftest import cli_sandbox, eventually, lines_until, process_gone, require_binary
+from tests.sandbox.kv.conftest import redis_as
 
 #: a script that writes, then never ends: SCRIPT KILL cannot stop it (UNKILLABLE), and Redis defers a
 #: SIGTERM until it ends
@@ -28,9 +29,7 @@ WRITE_THEN_LOOP = "redis.call('SET', KEYS[1], 'v') while true do end"
 
 def gateway_redis(data: Path) -> redis.Redis:
     """A direct connection to the sandbox's redis-server, as the gateway's own user."""
-    password = json.loads((data / "kv_redis_users.json").read_text())["svckit-gateway"]
-    return redis.Redis(unix_socket_path=str(data / "redis" / "redis.sock"), username="svckit-gateway",
-                       password=password, socket_timeout=None)
+    return redis_as(data, GATEWAY_USER, socket_timeout=None)
 
 
 def busy(client: redis.Redis) -> bool:
@@ -57,7 +56,8 @@ def test_a_busy_redis_child_dies_with_a_killed_sandbox(tmp_path):
     try:
         lines_until(proc, "SVC_KV_READONLY_TOKEN=")
         threading.Thread(target=run_forever, args=(gateway_redis(data),), daemon=True).start()
-        eventually(lambda: busy(gateway_redis(data)), "the redis-server child busy in the script", 60)
+        probe = gateway_redis(data)
+        eventually(lambda: busy(probe), "the redis-server child busy in the script", 60)
     finally:
         proc.kill()  # SIGKILL: no shutdown code runs in the sandbox
         proc.wait(timeout=30)

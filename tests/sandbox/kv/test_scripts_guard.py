@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,14 +24,7 @@ from svckit.sandbox.kv import commands
 from svckit.sandbox.kv.commands import COMMANDS
 from svckit.sandbox.kv.users import ADMIN_USER, READER_USER
 from tests.conftest import eventually
-from tests.sandbox.kv.conftest import KV, kv_served
-
-
-@pytest.fixture(scope="module")
-def child(tmp_path_factory) -> Iterator[KV]:
-    """A sandbox on a redis-server child, its key-value area reached over HTTP."""
-    with kv_served(tmp_path_factory.mktemp("scripts-guard"), backend="redis") as client:
-        yield client
+from tests.sandbox.kv.conftest import KV, acl_user, kv_served, redis_as, rest_token
 
 
 @pytest.fixture
@@ -45,18 +37,8 @@ def own_child(tmp_path) -> Iterator[Callable[..., KV]]:
         yield start
 
 
-def _tenant(kv: KV, prefix: str) -> str:
-    """A REST token of an ACL user made through the gateway, with every command on its own keys."""
-    name, password = f"t{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    made = kv.post("/", json=["ACL", "SETUSER", name, "on", f">{password}", "+@all", f"~{prefix}*"])
-    assert made.json() == {"result": "OK"}, made.text
-    token = kv.post("/", json=["ACL", "RESTTOKEN", name, password]).json()["result"]
-    return token
-
-
 def _health(kv: KV) -> dict:
-    base = kv.url.rsplit("/kv", 1)[0]
-    return httpx.get(base + "/health", timeout=30).json()["areas"]["kv"][0]
+    return httpx.get(kv.sandbox.url + "/health", timeout=30).json()["areas"]["kv"][0]
 
 
 # -- 2. the gateway's own Lua library is out of reach of ACL users ----------------------------------------
@@ -72,7 +54,8 @@ def test_a_tenant_cannot_replace_the_json_library_and_run_code_with_the_owners_r
     prefix = f"tenant{uuid.uuid4().hex[:6]}:"
     loot = prefix + "loot"
     assert child.post("/", json=["SET", secret, "s3cret"]).json() == {"result": "OK"}
-    tenant = _tenant(child, prefix)
+    # a REST token of an ACL user made through the gateway, with every command on its own keys
+    tenant = rest_token(child, *acl_user(child, "+@all", f"~{prefix}*"))
     library = LOOT.replace("{loot}", loot).replace("{secret}", secret)
 
     replaced = child.post("/", json=["FUNCTION", "LOAD", "REPLACE", library], headers=child.auth(tenant))
@@ -131,18 +114,11 @@ def test_the_read_only_token_cannot_list_keys_through_a_script(child):
     assert child.post("/", json=["JSON.GET", child.key("none")], headers=readonly).json() == {"result": None}
 
 
-def _admin(kv: KV) -> redis.Redis:
-    """redis-py straight to the child as the sandbox's admin user (its password from the data directory)."""
-    area = kv.sandbox.area("kv")
-    password = json.loads((area.backend.dir.parent / "kv_redis_users.json").read_text())[ADMIN_USER]
-    return redis.Redis(unix_socket_path=str(area.backend.socket), username=ADMIN_USER, password=password,
-                       decode_responses=True)
-
-
 def test_the_read_only_tokens_redis_user_may_run_what_the_token_may_and_no_more(child):
     """Every command (and subcommand) the gateway lets the Read Only token run, Redis lets its user run,
     and nothing else of @read: so a script of that token can do what the token can, and no more."""
-    admin, gateway = _admin(child), redis.Redis.from_url(child.sandbox.area("kv").redis_url, decode_responses=True)
+    admin = redis_as(child.sandbox.data_dir, ADMIN_USER, decode_responses=True)
+    gateway = redis.Redis.from_url(child.sandbox.area("kv").redis_url, decode_responses=True)
     try:
         conn = gateway.connection_pool.get_connection()
         try:

@@ -24,14 +24,7 @@ from redis.retry import Retry
 from svckit.sandbox import Sandbox
 from svckit.sandbox.kv import backends, resp
 from tests.conftest import require_binary, start_sandbox
-from tests.sandbox.kv.conftest import KV, kv_of, kv_served
-
-
-@pytest.fixture(scope="module")
-def child(tmp_path_factory):
-    """A sandbox on a redis-server child, its key-value area reached over HTTP."""
-    with kv_served(tmp_path_factory.mktemp("sec"), backend="redis") as client:
-        yield client
+from tests.sandbox.kv.conftest import KV, acl_user, kv_of, rest_token
 
 
 def _area(kv: KV):
@@ -45,13 +38,6 @@ def _raw(kv: KV, **credentials) -> redis.Redis:
     if backend.socket is not None:
         return redis.Redis(unix_socket_path=str(backend.socket), retry=once, **credentials)
     return redis.Redis(host="127.0.0.1", port=backend.port, retry=once, **credentials)
-
-
-def _user(kv: KV, *rules: str) -> tuple[str, str]:
-    name, password = f"u{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
-    r = kv.post("/", json=["ACL", "SETUSER", name, "on", f">{password}", *rules])
-    assert r.json() == {"result": "OK"}, r.text
-    return name, password
 
 
 # -- 1. the backing Redis answers only the gateway ------------------------------------------------------
@@ -174,8 +160,8 @@ def test_the_child_itself_kept_its_exposure(child):
 
 def test_a_user_created_through_the_gateway_cannot_reach_past_its_data(child, listener):
     port, connected = listener
-    name, password = _user(child, "~*", "&*", "+@all")
-    token = child.post("/", json=["ACL", "RESTTOKEN", name, password]).json()["result"]
+    name, password = acl_user(child, "~*", "&*", "+@all")
+    token = rest_token(child, name, password)
     as_user = child.auth(token)
     key = child.key()
     assert child.http.get(child.url + f"/SET/{key}/v", headers=as_user).json() == {"result": "OK"}
@@ -265,8 +251,8 @@ def test_slowlog_acl_log_and_acl_list_show_no_path_and_none_of_the_sandboxs_own_
         slowlog = child.post("/", json=["SLOWLOG", "GET", "5"]).json()["result"]
     finally:
         child.post("/", json=["CONFIG", "SET", "slowlog-log-slower-than", "10000"])
-    name, password = _user(child, "-@all", "+ping")
-    token = child.post("/", json=["ACL", "RESTTOKEN", name, password]).json()["result"]
+    name, password = acl_user(child, "-@all", "+ping")
+    token = rest_token(child, name, password)
     assert child.http.get(child.url + "/GET/x", headers=child.auth(token)).status_code == 400  # logged
     acl_log = child.post("/", json=["ACL", "LOG", "5"]).json()["result"]
     assert slowlog and acl_log and "addr=(hidden)" in str(acl_log)
@@ -329,7 +315,7 @@ def test_every_file_of_the_child_is_private_after_acl_save_and_save(tmp_path):
     with Sandbox(tmp_path, areas=["kv"], backend="redis") as sb:
         kv = kv_of(sb)
         assert kv.get("/SET/k/v").json() == {"result": "OK"}
-        name, password = _user(kv, "~*", "+get")
+        name, password = acl_user(kv, "~*", "+get")
         assert kv.post("/", json=["ACL", "SAVE"]).json() == {"result": "OK"}
         assert kv.post("/", json=["SAVE"]).json() == {"result": "OK"}
         assert "result" in kv.post("/", json=["ACL", "RESTTOKEN", name, password]).json()

@@ -46,17 +46,19 @@ def _names(run: WorkflowRun) -> list[tuple[str, str]]:
     return [step[1:] for step in _steps(run)]
 
 
+def _siblings_recorded(queue: Queue, run_id: str) -> bool:
+    """Whether the branches "charge" and "audit" of the run are recorded as succeeded."""
+    return {("charge", "STEP_SUCCESS"), ("audit", "STEP_SUCCESS")} <= set(_names(_run(queue, run_id)))
+
+
 # -- a parallel branch fails ------------------------------------------------------------------------
 def test_a_parallel_branch_that_fails_for_good_fails_the_run_and_its_siblings_are_recorded(
         queue: Queue, runner: WorkflowRunner):
     calls: dict[str, int] = {"receipt": 0, "after": 0}
 
-    def siblings_recorded(run_id: str) -> bool:
-        return {("charge", "STEP_SUCCESS"), ("audit", "STEP_SUCCESS")} <= set(_names(_run(queue, run_id)))
-
     def receipt() -> None:
         calls["receipt"] += 1
-        _until("the siblings recorded", lambda: siblings_recorded(handle.workflow_run_id))
+        _until("the siblings recorded", lambda: _siblings_recorded(queue, handle.workflow_run_id))
         raise RuntimeError("mail server down")
 
     def workflow(context: Any) -> None:
@@ -107,8 +109,7 @@ def test_a_resumed_run_keeps_the_branches_that_succeeded_and_reruns_only_the_fai
             ran.append(name)
             if name == "receipt" and broken.is_set():
                 # fails once its siblings are recorded (a failure cuts short the branches still running)
-                _until("the siblings recorded", lambda: {("charge", "STEP_SUCCESS"), ("audit", "STEP_SUCCESS")} <= set(
-                    _names(_run(queue, handle.workflow_run_id))))
+                _until("the siblings recorded", lambda: _siblings_recorded(queue, handle.workflow_run_id))
                 raise RuntimeError("mail server down")
             return name
         return step
