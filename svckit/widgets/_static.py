@@ -1,166 +1,96 @@
-"""The static view of a widget: what it shows, as plain HTML and charts, for a notebook read with no
-kernel (a saved notebook, an exported HTML page, a handout).
+"""The static view of a widget: what it shows, as plain HTML and plotly charts, for a notebook read with
+no kernel (a saved notebook, an exported HTML page, a handout). Its HTML is written by
+:func:`~svckit.widgets._static_html.static_html`.
 
-:func:`static_html` walks any ipywidgets tree and writes what each piece shows: HTML widgets as
-their HTML, fields as ``label: value``, selections as the chosen item, progress bars, tabs as tabs
-that switch with no script, and each :class:`~svckit.widgets._chart.Chart` as a plotly chart
-(drawn when plotly.js is on the page; :mod:`svckit.export` puts it there once).
+:class:`StaticView` is what svckit's widgets inherit: displaying one writes the live widget, its
+static view (an HTML output, headed "Static view as of <UTC time>" so a frozen "expires in 28 min"
+or "running" reads as of then), and one output per chart slot: the chart's figure as plotly's own
+``application/vnd.plotly.v1+json`` bundle with no HTML in it. JupyterLab, Notebook 7 and VS Code draw
+that bundle with the plotly.js they ship, in any notebook, trusted or not; JupyterLab's and Notebook
+7's renderer also writes a PNG of what it drew into the output, which a saved notebook keeps and
+plain ``nbconvert --to html`` shows; svckit's exporter (:mod:`svckit.export`) puts each chart back
+in its place in the static view. Each output has a display id, so the static view follows the
+widget's state (rewritten with ``update_display`` a moment after the widget changes, and at the end
+of every cell); a widget that adds charts after it is displayed (a batch of queries) keeps
+``static_spare_charts`` slots for them.
 
-:class:`StaticView` is what svckit's widgets inherit: displaying one writes two outputs, the live
-widget and its static view, and the static view follows the widget's state (it is rewritten with
-``update_display`` a moment after the widget changes, and at the end of every cell). While the live
-widget is drawn, a CSS rule keyed by the widget's id hides the static view; where the live widget
-cannot be drawn (no kernel, no widget state, no widget manager), the static view is what the
-reader sees.
+While the live widget is drawn, CSS rules in the static view keyed by the widget's id hide the static
+view and its chart outputs (folded to no height, still laid out, so the renderer still draws them and
+writes their PNG); where the live widget cannot be drawn (no kernel, no widget state, no widget
+manager), the static view is what the reader sees.
 """
 
 from __future__ import annotations
 
-import html
-import itertools
 import threading
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import ipywidgets as W
 import traitlets as T
-from jinja2.utils import htmlsafe_json_dumps
 
-from svckit.widgets._chart import Chart, ClickRelay
+from svckit._units import timestamp_text
+from svckit.widgets._chart import CONFIG, PLOTLY_MIME, Chart
+from svckit.widgets._static_html import STATIC_STYLE, Slots, script_json, static_html
 
 #: seconds between a change and the rewrite of the static view (changes in between are coalesced)
 DELAY = 0.5
 #: seconds at least between two rewrites by the timer: a widget that changes every second (the live
 #: profiler) rewrites its static view every 5 s, not every second
 MIN_INTERVAL = 5.0
-
-#: the static view's own styles: fields, tabs that switch with radio buttons (no script), charts
-STATIC_STYLE = """<style>
-.svc-static { font: 13px var(--jp-ui-font-family, sans-serif); }
-.svc-s-row { display: flex; flex-flow: row wrap; gap: 4px 12px; align-items: flex-start; }
-.svc-s-col { display: flex; flex-direction: column; gap: 4px; min-width: 0; }
-.svc-s-field { color: #374151; } .svc-s-field b { font-weight: 600; }
-.svc-s-field code { background: #f3f4f6; padding: 0 4px; border-radius: 3px; }
-.svc-s-tabs > input { display: none; }
-.svc-s-tabs > label { display: inline-block; padding: 3px 12px; border: 1px solid #d1d5db; border-bottom: none;
-  border-radius: 4px 4px 0 0; background: #f3f4f6; cursor: pointer; margin-right: 2px; }
-.svc-s-tabs > .svc-s-panel { display: none; border-top: 1px solid #d1d5db; padding-top: 6px; }
-.svc-s-chart { min-height: 60px; }
-.svc-s-chart:empty::before { content: attr(data-title) " (chart: drawn where plotly.js is on the page)";
-  color: #6b7280; font-style: italic; }
-""" + "".join(
-    f".svc-s-tabs > input:nth-of-type({i}):checked + label {{ background: white; font-weight: 600; }}\n"
-    f".svc-s-tabs > input:nth-of-type({i}):checked ~ .svc-s-panel:nth-of-type({i}) {{ display: block; }}\n"
-    for i in range(1, 13)) + "</style>"
-
-#: draws a static view's charts once they are on screen (a hidden static view never draws)
-DRAW_SCRIPT = """<script>(function(root){
-  if (!root) return;
-  const draw = (el) => {
-    const data = el.nextElementSibling;
-    if (!window.Plotly || el.dataset.drawn || !data) return;
-    el.dataset.drawn = '1';
-    const fig = JSON.parse(data.textContent);
-    window.Plotly.newPlot(el, fig.data || [], fig.layout || {}, {displaylogo: false, responsive: true});
-  };
-  const charts = root.querySelectorAll('.svc-s-chart');
-  if (!('IntersectionObserver' in window)) { charts.forEach(draw); return; }
-  const seen = new IntersectionObserver((entries) => entries.forEach((e) => {
-    if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target); }
-  }), {rootMargin: '800px 0px'});
-  charts.forEach((el) => seen.observe(el));
-})(document.currentScript && document.currentScript.parentElement);</script>"""
+#: an output's metadata key naming the chart slot it is (read by svckit.export)
+SLOT_KEY = "svckit_chart"
+#: the attribute of the static view's style element that places its chart outputs (the exporter,
+#: which puts the charts back in the view, drops it)
+SLOT_RULES = "data-svc-slots"
+#: an output area's child element in JupyterLab 4, Notebook 7 and nbconvert's HTML
+OUTPUT_CHILD = ".jp-OutputArea-child"
 
 
-def _hidden(widget: Any) -> bool:
-    layout = getattr(widget, "layout", None)
-    return isinstance(layout, W.Layout) and (layout.display == "none" or layout.visibility == "hidden")
+#: trace types drawn with WebGL, and the SVG type a static chart draws them with
+SVG_OF_WEBGL = {"scattergl": "scatter"}
 
 
-def _field(label: str, value: str) -> str:
-    label = f"<b>{html.escape(label)}</b> " if label else ""
-    return f"<span class='svc-s-field'>{label}{value}</span>"
+def chart_bundle(chart: Chart | None) -> dict[str, Any]:
+    """A chart slot's output: plotly's own bundle (no HTML, so a viewer without plotly.js falls back
+    to the PNG the renderer adds, or to the title), or an empty text for an empty slot. WebGL traces
+    are drawn as SVG there: a browser keeps some 16 WebGL contexts, and the live widget's charts, their
+    static copies and the PNG renderings would pass that (the oldest chart then loses its drawing)."""
+    if chart is None:
+        return {"text/plain": ""}
+    figure = dict(chart.figure_dict)
+    figure["data"] = [{**t, "type": SVG_OF_WEBGL[t["type"]]} if t.get("type") in SVG_OF_WEBGL else t
+                      for t in figure.get("data", [])]
+    return {PLOTLY_MIME: {**figure, "config": CONFIG}, "text/plain": chart.title}
 
 
-def _text(value: Any) -> str:
-    return f"<code>{html.escape(str(value))}</code>" if value not in (None, "") else "<i>(empty)</i>"
-
-
-def script_json(value: Any) -> str:
-    """``value`` as JSON to put inside a ``<script>`` element: ``<``, ``>``, ``&`` and ``'`` as
-    ``\\u003c``-style escapes (U+2028/2029 too, by ``json.dumps``), so no stored text in it (a key
-    named ``<!--<script>``, ``</script>``) can end the element early or keep it open past its end
-    and swallow the rest of the page. The one way svckit embeds JSON in a page (jinja2's ``tojson``)."""
-    return str(htmlsafe_json_dumps(value))
-
-
-def chart_html(figure: dict[str, Any], title: str = "chart", classes: str = "") -> str:
-    """A plotly figure (its JSON, as a notebook holds it) as a static chart: an element that
-    :data:`DRAW_SCRIPT` draws with the page's plotly.js, and the figure beside it as JSON."""
-    return (f"<div class='svc-s-chart {html.escape(classes)}' data-title='{html.escape(title, quote=True)}'></div>"
-            f"<script type='application/json'>{script_json(figure)}</script>")
-
-
-def _chart(chart: Chart) -> str:
-    if not chart.figure.data and not chart.figure.layout.annotations:
-        return ""
-    return chart_html(chart.figure_dict, chart.title, " ".join(chart._dom_classes))
-
-
-def _tabs(tab: W.Tab) -> str:
-    group = f"svc-tab-{tab.model_id}"
-    heads, panels = [], []
-    for i, child in enumerate(tab.children):
-        title = tab.titles[i] if i < len(tab.titles) else f"tab {i + 1}"
-        checked = " checked" if i == (tab.selected_index or 0) else ""
-        heads.append(f"<input type='radio' name='{group}' id='{group}-{i}'{checked}>"
-                     f"<label for='{group}-{i}'>{html.escape(str(title))}</label>")
-        panels.append(f"<div class='svc-s-panel'>{static_html(child)}</div>")
-    return f"<div class='svc-s-tabs'>{''.join(heads)}{''.join(panels)}</div>"
-
-
-def static_html(widget: Any) -> str:
-    """What ``widget`` shows, as HTML that needs no kernel and no widget manager."""
-    if isinstance(widget, ClickRelay) or _hidden(widget):
-        return ""
-    if isinstance(widget, Chart):
-        return _chart(widget)
-    if isinstance(widget, W.Tab):
-        return _tabs(widget)
-    if isinstance(widget, W.Box):
-        inner = "".join(static_html(c) for c in widget.children)
-        if not inner:
-            return ""
-        kind = "svc-s-row" if isinstance(widget, W.HBox) else "svc-s-col"
-        return f"<div class='{kind}'>{inner}</div>"
-    if isinstance(widget, (W.HTML, W.HTMLMath)):
-        return widget.value
-    if isinstance(widget, W.Label):
-        return html.escape(widget.value)
-    if isinstance(widget, W.Button):
-        return ""
-    label = getattr(widget, "description", "") or ""
-    if isinstance(widget, (W.IntProgress, W.FloatProgress)):
-        if widget.value == widget.min:
-            return ""
-        return _field(label, f"<progress value='{widget.value}' max='{widget.max}'></progress>")
-    if isinstance(widget, W.Select):
-        options = "".join(f"<option{' selected' if v == widget.value else ''}>{html.escape(str(k))}</option>"
-                          for k, v in itertools.islice(zip(widget._options_labels, widget._options_values), 500))
-        return _field(label, f"<select size='{min(widget.rows, 12)}' disabled>{options}</select>") if options else ""
-    if isinstance(widget, W.SelectMultiple):
-        return _field(label, _text(", ".join(map(str, widget.label)))) if widget.label else ""
-    if isinstance(widget, (W.Dropdown, W.ToggleButtons, W.RadioButtons)):
-        return _field(label, _text(widget.label))
-    if isinstance(widget, (W.Checkbox, W.ToggleButton)):
-        # a disabled checkbox of the page's own, not a glyph: every browser draws it in any font
-        box = f"<input type='checkbox' disabled{' checked' if widget.value else ''}>"
-        return _field("", f"<label>{box} {html.escape(label)}</label>")
-    if isinstance(widget, W.Textarea):
-        return _field(label, f"<pre>{html.escape(widget.value)}</pre>") if widget.value else ""
-    if hasattr(widget, "value"):
-        return _field(label, _text(widget.value))
-    return ""
+def slot_rules(model_id: str, slots: int, empty: set[int]) -> str:
+    """CSS for a static view and the ``slots`` chart outputs that follow it: while the live widget is
+    drawn in JupyterLab or Notebook 7, the view is hidden and its charts folded away (still
+    laid out: the renderer draws them and writes their PNG); the ``empty`` ones always hidden. On a
+    page of nbconvert's (``body.jp-Notebook``), whose widget manager draws a widget from its saved
+    state with no kernel and no plotly renderer, the live widget is hidden and the static view shown."""
+    static = f"{OUTPUT_CHILD}:has(.svc-static-{model_id})"
+    live_here = f"body:not(.jp-Notebook):has(.svc-live-{model_id})"
+    live, hidden = [], []
+    for n in range(slots):
+        selector = static + f" + {OUTPUT_CHILD}" * (n + 1)
+        (hidden if n in empty else live).append(selector)
+    rules = [f"{live_here} .svc-static-{model_id} {{ display: none !important; }}",
+             f"body.jp-Notebook .svc-live-{model_id} {{ display: none !important; }}",
+             # the live widget's output where it is not drawn ("Error displaying widget: model not
+             # found" in a notebook reopened with no kernel): the static view stands in its place
+             # (one :has() may not hold another: "+ child .svc-static-X", not "+ child:has(...)")
+             (f"body:not(:has(.svc-live-{model_id})) {OUTPUT_CHILD}:has(+ {OUTPUT_CHILD} .svc-static-{model_id})"
+              " { display: none !important; }")]
+    if live:
+        rules.append(", ".join(f"{live_here} {s}" for s in live)
+                     + " { display: block !important; height: 0 !important; overflow: hidden !important;"
+                       " visibility: hidden !important; margin: 0 !important; padding: 0 !important; }")
+    if hidden:
+        rules.append(", ".join(hidden) + " { display: none !important; }")
+    return f"<style {SLOT_RULES}>" + "\n".join(rules) + "</style>"
 
 
 # -- displaying a widget with its static view ------------------------------------------------------
@@ -192,23 +122,55 @@ _WATCHER = _Watcher()
 
 
 class StaticView:
-    """Mixin of svckit's widgets: display the live widget and its static view (see the module)."""
+    """Mixin of svckit's widgets: display the live widget, its static view and its charts (see the
+    module)."""
+
+    #: chart outputs kept beyond the charts the widget shows when displayed, for charts it adds later
+    static_spare_charts = 0
 
     _static_display_id: str | None = None
+    _static_slots: int | None = None  # how many chart outputs follow the static view, once displayed
     _static_timer: threading.Timer | None = None
     _static_flushed = 0.0  # time.monotonic() of the timer's last rewrite
     _static_dirty = False  # changed since the last rewrite
     _static_dirty_cell = False  # changed since the last rewrite at the end of a cell
-    _static_sent = ""  # the last static view sent
-    _static_sent_cell = ""  # the last one sent at the end of a cell
+    _static_sent: dict[Any, Any]  # what was sent last: "html" -> the view's body, slot n -> its figure
+    _static_sent_cell: dict[Any, Any]  # the same, sent at the end of a cell
     _static_watched: set[int]
 
-    def static_html(self) -> str:
-        """The widget's static view now: its tables and charts as HTML."""
+    def _static_parts(self) -> tuple[str, list[Chart | None]]:
+        """The static view's body (without its time) and the chart of each slot (``None``: empty)."""
         model_id = self.model_id  # type: ignore[attr-defined]
-        hide = f"<style>body:has(.svc-live-{model_id}) .svc-static-{model_id} {{ display: none !important; }}</style>"
-        return (f"<div class='svc-static svc-static-{model_id}'>{STATIC_STYLE}{hide}{static_html(self)}"
-                f"{DRAW_SCRIPT}</div>")
+        slots = Slots(self._static_slots)
+        body = static_html(self, slots, f"svckit-chart-{model_id}-")
+        charts: list[Chart | None] = list(slots)
+        return body, charts + [None] * ((self._static_slots or 0) - len(charts))
+
+    def _static_page(self, body: str, charts: list[Chart | None]) -> str:
+        model_id = self.model_id  # type: ignore[attr-defined]
+        rules = slot_rules(model_id, len(charts), {n for n, c in enumerate(charts) if c is None})
+        asof = f"Static view as of {timestamp_text(datetime.now(UTC))} UTC"
+        return (f"<div class='svc-static svc-static-{model_id}'>{STATIC_STYLE}{rules}"
+                f"<div class='svc-s-asof'>{asof}</div>{body}</div>")
+
+    def static_html(self) -> str:
+        """The widget's static view now: its tables as HTML, each chart named where it is."""
+        return self._static_page(*self._static_parts())
+
+    def static_outputs(self) -> list[dict[str, Any]]:
+        """The static view's outputs as displaying the widget now writes them (nbformat output
+        dicts): the HTML, then one bundle per chart slot."""
+        body, charts = self._static_parts()
+        if self._static_slots is None:  # not displayed yet: as the first display would keep them
+            charts += [None] * self.static_spare_charts
+        outputs = [{"output_type": "display_data", "metadata": {},
+                    "data": {"text/html": self._static_page(body, charts)}}]
+        outputs += [{"output_type": "display_data", "data": chart_bundle(chart),
+                     "metadata": {SLOT_KEY: self._slot_id(n)}} for n, chart in enumerate(charts)]
+        return outputs
+
+    def _slot_id(self, n: int) -> str:
+        return f"svckit-chart-{self.model_id}-{n}"  # type: ignore[attr-defined]
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -223,9 +185,21 @@ class StaticView:
             self._watch(self)
             _WATCHER.views.add(self)
             _WATCHER.hook()
-        self._static_sent = self._static_sent_cell = self.static_html()
+        if self._static_slots is None:  # room for the charts it shows now, and its spares
+            self._static_slots = len(self._static_parts()[1]) + self.static_spare_charts
+        body, charts = self._static_parts()
+        display({"text/html": self._static_page(body, charts)}, raw=True, display_id=self._static_display_id)
+        for n, chart in enumerate(charts):
+            display(chart_bundle(chart), raw=True, metadata={SLOT_KEY: self._slot_id(n)},
+                    display_id=self._slot_id(n))
+        self._static_sent = self._static_sent_cell = self._sent_state(body, charts)
         self._static_dirty = self._static_dirty_cell = False
-        display({"text/html": self._static_sent}, raw=True, display_id=self._static_display_id)
+
+    @staticmethod
+    def _sent_state(body: str, charts: list[Chart | None]) -> dict[Any, Any]:
+        state: dict[Any, Any] = {"html": body}
+        state.update({n: None if c is None else c.figure_dict for n, c in enumerate(charts)})
+        return state
 
     # -- following the state -----------------------------------------------------------------------
     def _watch(self, widget: Any) -> None:
@@ -251,9 +225,9 @@ class StaticView:
             self._static_timer.start()
 
     def _flush_static(self, cell: bool = False) -> None:
-        """Rewrite the static view if the widget changed. At the end of a cell (``cell``) the update
-        carries that cell's parent, so a headless run (nbclient) records it; the timer's updates
-        reach a live notebook only."""
+        """Rewrite the static view and the chart outputs that changed, if the widget changed. At the
+        end of a cell (``cell``) the updates carry that cell's parent, so a headless run (nbclient)
+        records them; the timer's updates reach a live notebook only."""
         if cell:
             if not self._static_dirty_cell:
                 return
@@ -268,12 +242,29 @@ class StaticView:
         if getattr(self, "comm", None) is None:  # closed
             _WATCHER.views.discard(self)  # type: ignore[arg-type]
             return
-        now = self.static_html()
-        if now == (self._static_sent_cell if cell else self._static_sent):
+        body, charts = self._static_parts()
+        now = self._sent_state(body, charts)
+        before = self._static_sent_cell if cell else self._static_sent
+        changed = [k for k in now if k != "html" and now[k] is not before.get(k)]
+        if not changed and now["html"] == before.get("html"):
             return
         from IPython.display import update_display
 
-        update_display({"text/html": now}, raw=True, display_id=self._static_display_id)
+        # the view first (its time and its rules for empty slots), then the charts that changed
+        update_display({"text/html": self._static_page(body, charts)}, raw=True,
+                       display_id=self._static_display_id)
+        for n in changed:
+            if charts[n] is not None and before.get(n) is not None:
+                # JupyterLab's plotly renderer keeps the graph it drew when its output is updated:
+                # an empty output in between gets the new figure a new renderer (and its PNG)
+                update_display(chart_bundle(None), raw=True, metadata={SLOT_KEY: self._slot_id(n)},
+                               display_id=self._slot_id(n))
+            update_display(chart_bundle(charts[n]), raw=True, metadata={SLOT_KEY: self._slot_id(n)},
+                           display_id=self._slot_id(n))
         self._static_sent = now
         if cell:
             self._static_sent_cell = now
+
+
+__all__ = ["SLOT_KEY", "STATIC_STYLE", "Slots", "StaticView", "chart_bundle", "script_json", "slot_rules",
+           "static_html"]

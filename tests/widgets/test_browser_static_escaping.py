@@ -39,8 +39,7 @@ def test_an_exported_page_shows_every_cell_after_a_hostile_key_name(kv, hostile_
     report = KeyspaceReport(kv, pattern="<!--*", complete=True)
     report.run(background=False)
     assert hostile_key in set(report.report.by_prefix["prefix"])
-    cells = [nbformat.v4.new_code_cell("report", outputs=[nbformat.v4.new_output(
-        "display_data", data={"text/html": report.static_html(), "text/plain": "KeyspaceReport"})])]
+    cells = [nbformat.v4.new_code_cell("report", outputs=[nbformat.from_dict(o) for o in report.static_outputs()])]
     cells += [nbformat.v4.new_code_cell(f"print('cell {i}')", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text=f"cell {i} ran\n")]) for i in range(1, CELLS)]
     body, _ = OfflineHTMLExporter().from_notebook_node(nbformat.v4.new_notebook(cells=cells))

@@ -3,7 +3,8 @@ names, run ids, labels, URLs and hit ids such as ``<!--<script>``, ``</script>``
 wherever a static view puts them, in its HTML and in the JSON of its charts (``<``, ``>``, ``&`` as
 ``\\u003c``-style escapes inside ``<script>``), for every static-view builder: each widget of
 svckit/widgets whose static view can hold such text, built on hostile data, a chart, and the offline
-export of a plain plotly figure. (Deliveries' stored text cannot hold ``<``: destinations are
+export of a plain plotly figure; each widget's static view as the export shows it, its charts put
+back in place from the chart outputs that follow it. (Deliveries' stored text cannot hold ``<``: destinations are
 percent-encoded, labels are letters, digits, ``.``, ``_`` and ``-``.) The same seen by a real
 browser: tests/widgets/test_browser_static_escaping.py."""
 
@@ -19,7 +20,7 @@ import nbformat
 import plotly.graph_objects as go
 import pytest
 
-from svckit.export import offline_notebook
+from svckit.export import DRAW_SCRIPT, chart_html, offline_notebook
 from svckit.kv.protocol import MonitorEvent
 from svckit.queue.models import DlqMessage
 from svckit.widgets import (
@@ -30,7 +31,7 @@ from svckit.widgets import (
     WorkflowTimeline,
 )
 from svckit.widgets._chart import PLOTLY_MIME
-from svckit.widgets._static import DRAW_SCRIPT, chart_html, script_json
+from svckit.widgets._static import script_json
 from tests.widgets.fakes import FakeQueue, RecordingVector, make_run
 
 #: stored text that ends or opens an element, a comment or a CDATA section if it reaches a page as is
@@ -56,6 +57,15 @@ def assert_structure_intact(page: str, *, expect_in_json: tuple[str, ...] = ()) 
         assert text not in page
     for text in expect_in_json:
         assert any(text in c for c in carried), f"{text!r} is not in the charts' JSON"
+
+
+def exported(widget) -> str:
+    """The widget's static view as the offline export shows it: its charts drawn in place, from the
+    chart outputs that follow the view in a notebook."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("w", outputs=[
+        nbformat.from_dict(o) for o in widget.static_outputs()])])
+    (view,) = offline_notebook(nb).cells[0].outputs
+    return view.data["text/html"]
 
 
 def test_script_json_escapes_what_could_end_or_open_an_element():
@@ -92,10 +102,10 @@ def test_the_kv_explorer_and_keyspace_report_escape_key_names(kv, hostile_keys):
     assert set(hostile_keys) <= set(explorer.matches)
     explorer.select(hostile_keys[0])  # its field and value are hostile too
     explorer.run_command(f"HGETALL '{hostile_keys[1]}'")
-    assert_structure_intact(explorer.static_html())
+    assert_structure_intact(exported(explorer))
     report = KeyspaceReport(kv, pattern=own, complete=True)
     report.run(background=False)
-    assert_structure_intact(report.static_html(), expect_in_json=HOSTILE[:1])
+    assert_structure_intact(exported(report), expect_in_json=HOSTILE[:1])
 
 
 def test_the_monitor_profiler_escapes_key_names():
@@ -105,7 +115,7 @@ def test_the_monitor_profiler_escapes_key_names():
                                            args=[f"{text}:k", "v"], raw=""))
     profiler.refresh()
     assert profiler.events == len(HOSTILE)
-    assert_structure_intact(profiler.static_html(), expect_in_json=HOSTILE[:1])
+    assert_structure_intact(exported(profiler), expect_in_json=HOSTILE[:1])
 
 
 def test_the_workflow_timeline_escapes_run_ids_labels_and_urls():
@@ -118,7 +128,7 @@ def test_the_workflow_timeline_escapes_run_ids_labels_and_urls():
                       response_status=500, response_body=HOSTILE[0])]
     timeline = WorkflowTimeline(FakeQueue(runs, dlq=dlq))
     timeline.select_run(f"wfr_{HOSTILE[0]}")
-    page = timeline.static_html()
+    page = exported(timeline)
     assert html.escape(HOSTILE[0]) in page[page.index("svckit-dlq-table"):]  # the DLQ's response body, as text
     assert_structure_intact(page, expect_in_json=(f"wfr_{HOSTILE[0]}",))
 
@@ -132,4 +142,4 @@ def test_the_vector_playground_escapes_hit_ids_data_and_metadata():
     playground = VectorPlayground({kind: HostileHits() for kind in ("dense", "sparse", "hybrid")}, autorun=False)
     hits = playground.query(HOSTILE[0])
     assert hits["id"].tolist() == list(HOSTILE)
-    assert_structure_intact(playground.static_html(), expect_in_json=HOSTILE[:1])
+    assert_structure_intact(exported(playground), expect_in_json=HOSTILE[:1])

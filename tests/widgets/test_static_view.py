@@ -1,5 +1,6 @@
 """The static view of a widget (what a saved or exported notebook shows with no kernel): what it
-holds, that it follows the widget's state in a real kernel, and the offline HTML export."""
+holds, its charts as plotly's own outputs after it, that both follow the widget's state in a real
+kernel, and the offline HTML export that puts each chart back in its place."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from svckit import demo
 from svckit.export import OfflineHTMLExporter, offline_notebook
 from svckit.widgets._chart import PLOTLY_MIME, Chart
-from svckit.widgets._static import static_html
+from svckit.widgets._static import SLOT_KEY, Slots, StaticView, chart_bundle, static_html
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +33,8 @@ def test_the_static_view_shows_tables_fields_tabs_and_charts_but_not_what_is_hid
                   W.Select(options=["k1", "k2"], value="k2"), W.Dropdown(options=["hybrid"], description="index"),
                   W.Checkbox(value=True, description="values"), W.Checkbox(value=False, description="TTLs"),
                   hidden, tabs])
-    html = static_html(box)
+    slots = Slots()
+    html = static_html(box, slots)
     assert "<b>Pattern</b> <code>shop:*</code>" in html and "<b>index</b> <code>hybrid</code>" in html
     assert "<option selected>k2</option>" in html and "Refresh" not in html  # buttons do nothing offline
     assert "secret panel" not in html
@@ -42,8 +44,9 @@ def test_the_static_view_shows_tables_fields_tabs_and_charts_but_not_what_is_hid
     assert "first tab" in html and html.count("type='radio'") == 2
     checked = re.findall(r"<input type='radio'[^>]*>", html)
     assert "checked" not in checked[0] and "checked" in checked[1]  # the tab the presenter had open
-    figure = json.loads(re.search(r"<script type='application/json'>(.*?)</script>", html).group(1))
-    assert figure == chart.figure_dict and "my-chart" in html and "data-title='Scores'" in html
+    # the chart is named where it is, and is its own output after the view
+    assert slots == [chart] and "chart: Scores (below)" in html and "my-chart" in html
+    assert "<script" not in html
 
 
 NOTEBOOK = [
@@ -65,18 +68,27 @@ def test_in_a_kernel_the_static_view_follows_the_widget_and_export_shows_it_offl
     run = demo.execute_notebook(path, tmp_path / "out", demo.kernel_env({}), timeout=120)
     assert run.ok, run.error
     saved = nbformat.read(tmp_path / "out" / "panel.ipynb", as_version=4)
-    live, static = saved.cells[0].outputs
+    live, static, chart = saved.cells[0].outputs
     assert "application/vnd.jupyter.widget-view+json" in live.data
     view = static.data["text/html"]
-    # the second cell changed the widget: the first cell's static view says so
+    # the second cell changed the widget: the first cell's static view and its chart output say so
     assert "after the change" in view and "before the change" not in view
-    assert "'title': {'text': 'second'}" in view.replace('"', "'") and "first" not in view
+    assert re.search(r"Static view as of \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", view)
+    assert "chart: second (below)" in view
+    # the chart: plotly's own bundle, no HTML in it (nbconvert shows the PNG a front end adds, or the title)
+    assert set(chart.data) == {PLOTLY_MIME, "text/plain"} and chart.data["text/plain"] == "second"
+    assert chart.data[PLOTLY_MIME]["layout"]["title"]["text"] == "second"
     model_id = live.data["application/vnd.jupyter.widget-view+json"]["model_id"]
-    assert f"svc-static-{model_id}" in view and f"body:has(.svc-live-{model_id})" in view  # hidden while live
+    assert chart.metadata[SLOT_KEY] == f"svckit-chart-{model_id}-0"
+    assert f"svc-static-{model_id}" in view and f":has(.svc-live-{model_id})" in view  # hidden while live
     assert "widgets" in saved.metadata  # the widget state is saved for JupyterLab
-    # the offline copy keeps the static view in place of the live widget
+    # the offline copy keeps the static view in place of the live widget, the chart in its place
     offline = offline_notebook(saved)
-    assert [list(o.data) for o in offline.cells[0].outputs] == [["text/html"]]
+    [page_view] = offline.cells[0].outputs
+    assert list(page_view.data) == ["text/html"]
+    figure = json.loads(re.search(r"<script type='application/json'>(.*?)</script>",
+                                  page_view.data["text/html"]).group(1))
+    assert figure["layout"]["title"]["text"] == "second" and "(below)" not in page_view.data["text/html"]
     page = (tmp_path / "out" / "panel.html").read_text()
     assert "after the change" in page and page.count("window.Plotly = Plotly") == 1
     assert "require.min.js" not in page and "html-manager" not in page  # no widget manager from a CDN
@@ -106,3 +118,32 @@ def test_nbconvert_finds_the_offline_exporter_by_name():
     from nbconvert.exporters import get_exporter
 
     assert get_exporter("svckit") is OfflineHTMLExporter
+
+
+def test_a_static_chart_draws_webgl_traces_as_svg():
+    """The live widget's WebGL charts, their static copies and the front end's PNG renderings of them
+    would pass a browser's WebGL contexts (some 16) and blank the oldest chart: a static copy is SVG."""
+    chart = Chart(go.Figure([go.Scattergl(x=[1, 2], y=[3, 4], name="index"), go.Bar(x=[1], y=["a"])]))
+    figure = chart_bundle(chart)[PLOTLY_MIME]
+    assert [t["type"] for t in figure["data"]] == ["scatter", "bar"]
+    assert [t["type"] for t in chart.figure_dict["data"]] == ["scattergl", "bar"]  # the live chart keeps WebGL
+    assert chart_bundle(None) == {"text/plain": ""}  # an empty slot
+
+
+class Panel(StaticView, W.VBox):
+    static_spare_charts = 2
+
+
+def test_the_export_drops_the_rules_for_the_outputs_around_a_static_view():
+    """In a notebook the static view's rules hide the live widget's output before it (when the widget
+    cannot be drawn) and its empty chart outputs after it; the exported page has neither, so the
+    rules would hide the cell's other outputs there: the page keeps none of them."""
+    panel = Panel([W.HTML("<p>no chart yet</p>")])
+    before = nbformat.v4.new_output("stream", name="stdout", text="printed before\n")
+    after = nbformat.v4.new_output("stream", name="stdout", text="printed after\n")
+    outputs = [before, *(nbformat.from_dict(o) for o in panel.static_outputs()), after]
+    assert "data-svc-slots" in outputs[1].data["text/html"] and len(outputs) == 2 + 1 + 2
+    offline = offline_notebook(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("p", outputs=outputs)]))
+    shown = offline.cells[0].outputs
+    assert [o.output_type for o in shown] == ["stream", "display_data", "stream"]  # the empty chart outputs dropped
+    assert "no chart yet" in shown[1].data["text/html"] and "data-svc-slots" not in shown[1].data["text/html"]
