@@ -5,9 +5,11 @@ frames' display (:mod:`svckit.display`), the widgets, plan limits and progress l
     duration_text(2.34)         '2.3 s'          duration_text(3725)    '1 h 02 min'
     timestamp_text(ts)          '2026-11-26 02:11:04'   (in UTC; the column header says so)
     short_url(url)              '127.0.0.1:39135/…/workflows/nightly'
+    count_text(2003.0)          '2,003'          share_text(0.446428)   '44.6%'
 
 Pure functions of plain values (pandas is not imported here), and the name of the mark a DataFrame
-carries to be displayed with them (:func:`mark`), so the clients' modules mark what they return
+carries to be displayed with them (:func:`mark`, with the unit of each numeric column that has
+one: ``mark(frame, memory="bytes", keys="count")``), so the clients' modules mark what they return
 without importing the display layer above them.
 """
 
@@ -17,19 +19,47 @@ import math
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-__all__ = ["READABLE", "duration_text", "mark", "short_url", "timestamp_text"]
+__all__ = ["DECIMALS", "READABLE", "UNITS", "count_text", "decimal_text", "duration_text", "mark", "share_text",
+           "short_url", "timestamp_text"]
+
+#: decimals of a score or a share written as text: pandas' display precision, so a number reads the
+#: same in a frame, a widget's table, a chart's label and an explanation's formula
+DECIMALS = 6
 
 #: the ``DataFrame.attrs`` key of a frame shown with :func:`svckit.display.readable` in a notebook
 READABLE = "svckit.readable"
+#: the ``DataFrame.attrs`` key of the units of a marked frame's columns: column label -> unit
+UNITS = "svckit.units"
+#: the units a column can have, as :mod:`svckit.display` writes them: ``bytes`` (``1.3 MiB``),
+#: ``count`` (``2,003``), ``share`` of 1 and ``percent`` of 100 (``44.6%``), ``ms`` and ``seconds`` (``1 min 35 s``),
+#: ``score`` (``0.032787``: :func:`decimal_text`) and ``yes/no`` (a check: ``yes``, ``no``)
+UNIT_NAMES = frozenset({"bytes", "count", "share", "percent", "ms", "seconds", "score", "yes/no"})
 
 _F = TypeVar("_F")
 
 
-def mark(frame: _F) -> _F:
-    """Mark ``frame`` (a DataFrame) to be displayed readably; pandas carries ``attrs`` through
-    selection, ``head``, sorting, merges and concatenation. Returns the frame itself."""
+def mark(frame: _F, **units: str) -> _F:
+    """Mark ``frame`` (a DataFrame) to be displayed readably, with the unit of each column named in
+    ``units`` (one of :data:`UNIT_NAMES`; a label that is no identifier: ``**{"memory ±": "bytes"}``);
+    pandas carries ``attrs`` through selection, ``head``, sorting, merges and concatenation, and a
+    merge's ``memory exact`` reads as its ``memory``. Only the display changes. Returns the frame."""
+    unknown = set(units.values()) - UNIT_NAMES
+    if unknown:
+        raise ValueError(f"mark: unknown unit(s) {sorted(unknown)}; the units are {sorted(UNIT_NAMES)}")
     frame.attrs[READABLE] = True  # type: ignore[attr-defined]
+    if units:
+        frame.attrs[UNITS] = {**frame.attrs.get(UNITS, {}), **units}  # type: ignore[attr-defined]
     return frame
+
+
+def count_text(value: float) -> str:
+    """A count with thousands separators, whole: ``2003.0`` is ``2,003`` (an estimate rounds)."""
+    return f"{value:,.0f}" if math.isfinite(value) else "—"
+
+
+def share_text(value: float) -> str:
+    """A share of 1 as a percentage to a tenth, as the widgets write it: ``0.446428`` is ``44.6%``."""
+    return f"{value:.1%}" if math.isfinite(value) else "—"
 
 
 def _half_up(x: float) -> int:
@@ -98,3 +128,14 @@ def short_url(url: str, limit: int = 48) -> str:
     while segments and len(segments[-1]) + 1 + len(tail) <= room:
         tail = f"{segments.pop()}/{tail}"
     return f"{host}/…/{tail}"
+
+
+def decimal_text(value: float, decimals: int = DECIMALS) -> str:
+    """A float in ``decimals`` decimals without trailing zeros: 2/61 is ``0.032787``, 1.0 is ``1``;
+    scientific below ``10**-decimals`` (``2.5e-08``), where fixed decimals would say 0."""
+    if not math.isfinite(value):
+        return str(value)
+    if value != 0 and abs(value) < 10.0 ** -decimals:
+        return f"{value:.{decimals}e}"
+    text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text

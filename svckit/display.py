@@ -7,7 +7,9 @@
     display.use_readable_frames()               # in IPython: every marked frame displays this way
 
 :func:`readable` turns a frame into a pandas ``Styler`` whose cells say durations as ``49 ms`` or
-``1 min 35 s``, times in UTC to the second (the header says ``(UTC)``), long URLs as
+``1 min 35 s``, times in UTC to the second (the header says ``(UTC)``), the columns its mark gives a
+unit in that unit's text, as the widgets write it (bytes ``1.3 MiB``, counts ``2,003``, shares
+``44.6%``, scores in one precision per column ``0.032787``, checks ``yes`` / ``no``), long URLs as
 ``host/…/last/segments`` and other long text cut at 120 characters (each with the whole value in
 its tooltip), and missing values as ``—``. The frame keeps its dtypes: a ``Timedelta`` column stays
 one, a time stays timezone-aware. Like pandas' own repr, a long frame shows ``display.min_rows`` of
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import math
 import warnings
 from collections.abc import Callable, Hashable, Sequence
@@ -30,12 +33,22 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from svckit._units import READABLE, duration_text, mark, short_url, timestamp_text
+from svckit._units import (
+    READABLE,
+    UNITS,
+    count_text,
+    decimal_text,
+    duration_text,
+    mark,
+    share_text,
+    short_url,
+    timestamp_text,
+)
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["READABLE", "ipython_shell", "is_marked", "is_url", "mark", "readable", "url_html",
+__all__ = ["READABLE", "ipython_shell", "is_marked", "is_url", "mark", "readable", "unit_of", "url_html",
            "use_readable_frames"]
 
 TEXT_LIMIT = 120  # characters of text shown in a cell; the rest is in its tooltip
@@ -69,8 +82,10 @@ def url_html(url: str) -> str:
 
 
 def _text_cell(value: Any) -> str:
-    """Any other value: URLs shortened, long text cut, the whole of either in the tooltip; escaped."""
-    text = str(value)
+    """Any other value: URLs shortened, long text cut, the whole of either in the tooltip; escaped.
+    A dict or a list (a hash's fields, a JSON document, a list's items) reads as JSON, not as
+    Python's repr."""
+    text = json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else str(value)
     if is_url(text):
         return url_html(text)
     if len(text) > TEXT_LIMIT:
@@ -107,7 +122,47 @@ def _kind(column: pd.Series) -> str:
     return "text"
 
 
-def _formatter(kind: str, column: pd.Series) -> Callable[[Any], str]:
+def _bytes_text(value: Any) -> str:
+    from svckit.kv.formats import format_bytes  # the one byte formatter (binary units, as Redis reports)
+
+    return format_bytes(value) or MISSING
+
+
+#: how a column with a unit (:func:`svckit._units.mark`) writes a value that is not missing
+_UNIT_TEXTS: dict[str, Callable[[Any], str]] = {
+    "bytes": _bytes_text,
+    "count": lambda v: count_text(float(v)),
+    "share": lambda v: share_text(float(v)),
+    "percent": lambda v: share_text(float(v) / 100),
+    "ms": lambda v: duration_text(float(v) / 1000),
+    "seconds": lambda v: duration_text(float(v)),
+    "yes/no": lambda v: "yes" if v else "no",
+}
+
+
+def unit_of(label: Hashable, units: dict[Any, str]) -> str | None:
+    """The unit of a column: its own, or that of the longest marked label it extends by a word (a
+    merge's ``memory exact`` is in ``memory``'s unit)."""
+    if label in units:
+        return units[label]
+    text = _label(label)
+    stems = [key for key in units if isinstance(key, str) and text.startswith((key + " ", key + "_"))]
+    return units[max(stems, key=len)] if stems else None
+
+
+def _score_formatter(values: Sequence[Any]) -> Callable[[Any], str]:
+    """Scores in one precision per column: as many decimals as its values need, at most
+    :data:`~svckit._units.DECIMALS` (``0.930`` beside ``0.832``; ``0.032787``)."""
+    finite = [float(v) for v in values if not pd.isna(v) and math.isfinite(float(v))]
+    decimals = max((len(decimal_text(v).partition(".")[2]) for v in finite if "e" not in decimal_text(v)), default=0)
+    return lambda v: decimal_text(float(v)) if "e" in decimal_text(float(v)) else f"{float(v):.{decimals}f}"
+
+
+def _formatter(kind: str, column: pd.Series, unit: str | None = None) -> Callable[[Any], str]:
+    if unit == "score" and kind not in ("time", "url"):
+        return _score_formatter(column.tolist())
+    if unit in _UNIT_TEXTS and kind not in ("time", "url"):
+        return _UNIT_TEXTS[unit]
     if kind == "duration":
         return lambda v: duration_text(v.total_seconds())
     if kind == "time":
@@ -158,6 +213,7 @@ def readable(df: pd.DataFrame) -> Styler:
     a re-run cell leaves a saved notebook unchanged."""
     shown, row_gap, col_gap = _shown(df)
     labels = [_label(c) for c in shown.columns]
+    units = [unit_of(c, df.attrs.get(UNITS) or {}) for c in shown.columns]
     # positions stand for labels that repeat or have levels, so each column gets its own formatter
     if isinstance(shown.columns, pd.MultiIndex) or not shown.columns.is_unique:
         shown = shown.set_axis(range(shown.shape[1]), axis=1)
@@ -168,7 +224,8 @@ def readable(df: pd.DataFrame) -> Styler:
     styles: list[dict[str, Any]] = [
         {"selector": "caption", "props": [("caption-side", "bottom"), ("text-align", "left")]},
     ]
-    nowrap = [f"td.col{i}" for i, kind in enumerate(kinds) if kind in ("duration", "time", "url")]
+    nowrap = [f"td.col{i}" for i, (kind, unit) in enumerate(zip(kinds, units))
+              if kind in ("duration", "time", "url") or unit in ("bytes", "ms", "seconds")]
     if nowrap:
         styles.append({"selector": ",".join(nowrap), "props": _NOWRAP})
     if row_gap is not None:
@@ -181,7 +238,7 @@ def readable(df: pd.DataFrame) -> Styler:
     from pandas.io.formats.style import Styler  # needs jinja2: imported when a frame is drawn
 
     styler = Styler(shown, uuid=uuid, cell_ids=False, table_styles=styles, table_attributes='class="dataframe"')
-    styler.format({key: _formatter(kind, shown[key]) for key, kind in zip(shown.columns, kinds)},
+    styler.format({key: _formatter(kind, shown[key], unit) for key, kind, unit in zip(shown.columns, kinds, units)},
                   na_rep=MISSING, escape=None)
     styler.format_index(escape="html", na_rep=MISSING, axis=0)
     styler.format_index(lambda key: headers[key], axis=1, escape=None)

@@ -45,7 +45,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from svckit._units import duration_text
-from svckit.account.plans import daily_limit_field
+from svckit.account.plans import daily_limit_field, plan_title
 from svckit.display import mark
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
@@ -68,6 +68,7 @@ _P = ParamSpec("_P")
 
 __all__ = [
     "ACCOUNT_LIMITS",
+    "ACCOUNT_RESOURCES",
     "KEY_TYPES",
     "account_limits_frame",
     "comparison_frame",
@@ -88,13 +89,34 @@ KEY_TYPES: tuple[str, ...] = ("string", "hash", "list", "set", "zset", "stream",
 
 
 # -- small helpers ---------------------------------------------------------------------------------
+#: the unit of each numeric column of a frame that has one (:func:`svckit._units.mark`), by function
+_UNITS: dict[str, dict[str, str]] = {
+    "keys_frame": {"ttl_s": "seconds", "memory_bytes": "bytes", "length": "count"},
+    "query_frame": {"score": "score"},
+    "hits_frame": {"score": "score", "sparse_terms": "count"},
+    "namespaces_frame": {"vector_count": "count", "pending_vector_count": "count"},
+    "explain_frame": dict.fromkeys(("score", "recomputed", "dense_score", "sparse_score", "dense_part",
+                                    "sparse_part"), "score"),
+    "explain_terms_frame": {**dict.fromkeys(("query_weight", "doc_weight", "contribution", "idf"), "score"),
+                            "tf": "count", "doc_len": "count"},
+    "fusion_stats_frame": {"candidates": "count", **dict.fromkeys(("mean", "std", "low", "high"), "score")},
+    "runs_frame": {"groups": "count", "steps": "count"},
+    "steps_frame": {"retries": "count"},
+    "deliveries_frame": {"attempts": "count"},
+    "queues_frame": {"lag": "count"},
+    "account_usage_frame": {"used": "count", "limit": "count", "share": "percent"},
+}
+
+
 def _readable(build: Callable[_P, pd.DataFrame]) -> Callable[_P, pd.DataFrame]:
     """Mark the frames a function builds to display readably in a notebook (:mod:`svckit.display`:
-    durations as ``49 ms``, times in UTC to the second); the data stays as built."""
+    durations as ``49 ms``, times in UTC to the second, the units of :data:`_UNITS`: ``1.3 MiB``,
+    ``2,003``, scores in six decimals); the data stays as built."""
+    units = _UNITS.get(build.__name__, {})
 
     @functools.wraps(build)
     def marked(*args: _P.args, **kwargs: _P.kwargs) -> pd.DataFrame:
-        return mark(build(*args, **kwargs))
+        return mark(build(*args, **kwargs), **units)
 
     return marked
 
@@ -315,7 +337,8 @@ def _json_type(v: Any) -> str:
 
 @_readable
 def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | None = None) -> pd.DataFrame:
-    """Pipeline or transaction replies, one row per command: ``index, command, ok, result, error``.
+    """Pipeline or transaction replies, one row per command: ``command, ok, result, error``, in the
+    order sent (the index is the command's position, from 0, as the replies' list counts).
 
     Failed elements are exception values (``CommandError``), as the clients return them; ``error``
     carries their message and ``ok`` is False for them.
@@ -325,7 +348,6 @@ def pipeline_frame(results: Sequence[Any], commands: Sequence[Sequence[Any]] | N
     if len(cmds) != len(results):
         raise ValueError(f"pipeline_frame: {len(cmds)} commands but {len(results)} results")
     return pd.DataFrame({
-        "index": pd.array(range(len(results)), dtype="Int64"),
         "command": pd.array(cmds, dtype="string"),
         "ok": pd.array([not _is_error(r) for r in results], dtype="boolean"),
         "result": pd.array([None if _is_error(r) else r for r in results], dtype="object"),
@@ -358,6 +380,7 @@ def _vector_frame(items: Sequence[QueryResult | VectorRecord],
 def query_frame(results: Any) -> pd.DataFrame:
     """Query results, one row per hit: ``[query,] rank, id, score, data, vector, sparse_indices,
     sparse_values`` plus one ``metadata.<name>`` column per metadata field (nested fields dotted).
+    ``rank`` counts from 1, as the widgets and the explanations do (the best hit is rank 1).
 
     A batch (a list of lists) gets a leading ``query`` column with the query's position. Accepts
     ``QueryResult`` models, the wire dicts of the local index, or a resumable query's first page
@@ -370,7 +393,7 @@ def query_frame(results: Any) -> pd.DataFrame:
     hits = [hit for group in groups for hit in group]
     leading = {
         "query": pd.array([qi for qi, group in enumerate(groups) for _ in group], dtype="Int64"),
-        "rank": pd.array([rank for group in groups for rank in range(len(group))], dtype="Int64"),
+        "rank": pd.array([rank for group in groups for rank in range(1, len(group) + 1)], dtype="Int64"),
     }
     if not batch:
         del leading["query"]
@@ -403,11 +426,11 @@ def namespaces_frame(info: Any) -> pd.DataFrame:
 
 @_readable
 def hits_frame(items: Sequence[Any]) -> pd.DataFrame:
-    """One query's hits as the playground shows them: :func:`query_frame` with ``rank`` counted from 1,
+    """One query's hits as the playground shows them: :func:`query_frame` with ``rank`` as int64,
     ``score`` as float64, and ``sparse_terms`` (the sparse vector's size) in place of its indices and
     values. Accepts the clients' QueryResult models (or their dicts)."""
     df = query_frame(list(items))
-    df["rank"] = (df["rank"] + 1).astype("int64")
+    df["rank"] = df["rank"].astype("int64")
     df["score"] = df["score"].astype("float64")
     df["id"] = df["id"].astype(str)
     df["sparse_terms"] = pd.array([None if v is None else len(v) for v in df["sparse_indices"]], dtype="Int64")
@@ -423,8 +446,8 @@ def explain_frame(explanation: Any) -> pd.DataFrame:
     """An explanation of a query's hits (:func:`svckit.vector.explain.explain_hits`), one row per hit:
     ``rank, id, score`` (as the query returned it), ``recomputed`` (from the parts), ``dense_rank,
     dense_score, sparse_rank, sparse_score``, ``dense_part, sparse_part`` (what each side adds to a
-    fused score: ``1/(k+rank)`` for RRF, the normalised score for DBSF), ``terms`` (the matched BM25
-    terms, best first) and ``formula`` (the arithmetic, in words)."""
+    fused score: ``1/(k+rank)`` for RRF, the normalised score for DBSF), ``terms`` (the query's words
+    whose BM25 terms matched, best first) and ``formula`` (the arithmetic, in words)."""
     hits = list(explanation.hits)
     return pd.DataFrame({
         "rank": pd.array([h.rank for h in hits], dtype="Int64"),
@@ -437,7 +460,7 @@ def explain_frame(explanation: Any) -> pd.DataFrame:
         "sparse_score": _nullable([h.sparse_score for h in hits], "Float64"),
         "dense_part": _nullable([h.dense_part for h in hits], "Float64"),
         "sparse_part": _nullable([h.sparse_part for h in hits], "Float64"),
-        "terms": pd.array([", ".join(t.term for t in h.terms) for h in hits], dtype="string"),
+        "terms": pd.array([", ".join(t.word or t.term for t in h.terms) for h in hits], dtype="string"),
         "formula": pd.array([h.formula for h in hits], dtype="string"),
     })
 
@@ -445,13 +468,15 @@ def explain_frame(explanation: Any) -> pd.DataFrame:
 @_readable
 def explain_terms_frame(explanation: Any, hit_id: str | None = None) -> pd.DataFrame:
     """The matched BM25 terms of the explained hits (or of one), one row per (hit, term): ``rank, id,
-    term, dimension, query_weight, doc_weight, contribution, tf, doc_len, idf``; a hit's
-    contributions add up to its sparse score. ``tf``, ``doc_len`` and ``idf`` are known for a local
-    index only (NA from the service)."""
+    word`` (as the query typed it), ``term`` (its stem, what the index stores), ``dimension,
+    query_weight, doc_weight, contribution, tf, doc_len, idf``; a hit's contributions add up to its
+    sparse score. ``tf``, ``doc_len`` and ``idf`` are known for a local index only (NA from the
+    service)."""
     rows = [(h, t) for h in explanation.hits if hit_id is None or h.id == hit_id for t in h.terms]
     return pd.DataFrame({
         "rank": pd.array([h.rank for h, _ in rows], dtype="Int64"),
         "id": pd.array([h.id for h, _ in rows], dtype="string"),
+        "word": pd.array([t.word or t.term for _, t in rows], dtype="string"),
         "term": pd.array([t.term for _, t in rows], dtype="string"),
         "dimension": pd.array([t.dimension for _, t in rows], dtype="Int64"),
         "query_weight": pd.array([t.query_weight for _, t in rows], dtype="Float64"),
@@ -871,8 +896,8 @@ ACCOUNT_LIMITS: dict[str, tuple[str, str, str]] = {
     "timeout": ("scheduling", "Request timeout", "s"),
     "max_parallelism": ("parallelism", "Parallelism per endpoint", "requests"),
     "max_global_parallelism": ("parallelism", "Global parallelism", "requests"),
-    "max_topics": ("plan", "Topics", "topics"),
-    "max_endpoints_per_topic": ("plan", "Endpoints per topic", "endpoints"),
+    "max_topics": ("plan", "URL groups", "URL groups"),  # the record's "topics" are the API's URL groups
+    "max_endpoints_per_topic": ("plan", "Endpoints per URL group", "endpoints"),
     "max_queues": ("plan", "Queues", "queues"),
     "type": ("plan", "Plan type", ""),
     "reserved_type": ("plan", "Reserved plan", ""),
@@ -917,6 +942,10 @@ def _record(account: Any) -> dict[str, Any]:
     return {name: getattr(account, name) for name in ACCOUNT_LIMITS if hasattr(account, name)}
 
 
+def _plan_shown(value: Any, _unit: str) -> str:
+    return plan_title(str(_plain(value))) if value else "—"
+
+
 @_readable
 def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """The queue account record as one row per limit: ``group, limit, label, value, unit, display``.
@@ -935,12 +964,13 @@ def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None)
         numeric = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
         if unit in ("unix s", "USD"):
             numeric = None  # not a limit to compare between plans
+        shown = _plan_shown if name == "reserved_type" else format_limit  # a plan by its display name
         row = {"group": group, "limit": name, "label": label, "value": value, "unit": unit,
-               "numeric": numeric, "display": format_limit(value, unit)}
+               "numeric": numeric, "display": shown(value, unit)}
         if compare is not None:
             other = _secret_value(compare.get(name))
             row["compare"] = other
-            row["compare_display"] = format_limit(other, unit) if name in compare else "—"
+            row["compare_display"] = shown(other, unit) if name in compare else "—"
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[
         "group", "limit", "label", "value", "unit", "numeric", "display",
@@ -954,20 +984,32 @@ def account_limits_frame(account: Any, compare: Mapping[str, Any] | None = None)
     return frame
 
 
+#: what the account holds, counted from the queue service's lists: measure -> (label, the limit field)
+ACCOUNT_RESOURCES: dict[str, tuple[str, str]] = {
+    "schedules": ("Schedules", "max_schedules"), "queues": ("Queues", "max_queues"),
+    "url_groups": ("URL groups", "max_topics"),
+}
+
+
 @_readable
-def account_usage_frame(account: Any, stats: Any, *, today: str | None = None) -> pd.DataFrame:
+def account_usage_frame(account: Any, stats: Any, *, counts: Mapping[str, int] | None = None,
+                        today: str | None = None) -> pd.DataFrame:
     """What the queue account uses against its limits: one row per measure, ``measure, label, used,
     limit, share`` (``used`` as a percentage of ``limit``, NA where there is no limit) and ``display``.
 
-    Rows: the messages accepted today (UTC) against the daily limit, the DLQ's entries against
-    ``max_dlq_size``, then the message log events of the stats' period by state (``delivered``,
-    ``retry``, ``failed`` ..., no limit). ``stats`` is a :class:`svckit.account.QueueStats`."""
+    Rows: the requests (messages) accepted today (UTC) against the daily limit, the DLQ's entries
+    against ``max_dlq_size``, the resources in ``counts`` (``schedules``, ``queues``, ``url_groups``:
+    :data:`ACCOUNT_RESOURCES`, counted by the caller) against theirs, then the message log events of
+    the stats' period by state (``delivered``, ``retry``, ``failed`` ..., no limit). ``stats`` is a
+    :class:`svckit.account.QueueStats`."""
     record = _record(account)
     day = today or datetime.now(UTC).strftime("%Y-%m-%d")
     field = daily_limit_field(str(_plain(record.get("type", ""))))
     per_day = int(record.get(field) or 0)
-    rows = [("messages_today", "Messages today (UTC)", stats.requests_on(day), per_day, field),
+    rows = [("messages_today", "Requests today (UTC)", stats.requests_on(day), per_day, field),
             ("dlq", "Dead-letter queue", stats.dlq_message_count, int(record.get("max_dlq_size") or 0), "max_dlq_size")]
+    rows += [(measure, label, (counts or {})[measure], int(record.get(limit) or 0), limit)
+             for measure, (label, limit) in ACCOUNT_RESOURCES.items() if measure in (counts or {})]
     rows += [(f"events_{state}", f"Messages {state}", count, None, "")
              for state, count in sorted(stats.messages_by_state().items())]
     frame = pd.DataFrame([{

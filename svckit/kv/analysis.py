@@ -16,11 +16,17 @@ How the pass works (one design for both modes):
    number of matching keys ``N`` and the key count of every prefix are exact in both modes
    (``keys ±`` is 0). Only names are kept per prefix, as counters.
 2. The keys to describe: every key (complete pass, described batch by batch while scanning, so
-   memory stays bounded by the batch and the aggregates), or a uniform random sample of ``n = sample``
-   keys without replacement (sampled pass). The sample is a *bottom-k* sample: each key gets a
-   keyed hash ``blake2b(key, key=seed)``, and the ``n`` keys with the smallest hashes are kept (a heap
-   of ``n``). That is a simple random sample, independent of SCAN order, so the same ``seed`` over
-   the same keyspace gives the same sample on every run and every server.
+   memory stays bounded by the batch and the aggregates), or ``n = sample`` keys (sampled pass) in
+   two strata. *Small prefixes* are described whole: the keys whose own (deepest) prefix holds at
+   most :data:`SMALL_PREFIX` keys, as long as they are at most a tenth of the sample (the rarest
+   first). A lone ``reports:2025`` or ``queue:backlog`` is often the biggest value of all; a random
+   sample misses it most of the time, and then the memory of every prefix above it is
+   underestimated by its size while the stated error, computed from the keys the sample saw, is
+   small ("1.3 MiB ± 94 KiB" for 1.7 MiB). The rest of ``n`` is a uniform random sample, without
+   replacement, of the other keys: a *bottom-k* sample, each key getting a keyed hash
+   ``blake2b(key, key=seed)`` and the keys with the smallest hashes kept (a heap of ``n``). That is
+   a simple random sample, independent of SCAN order, so the same ``seed`` over the same keyspace
+   gives the same sample on every run and every server.
 3. Each described key costs one call of the describe script (TYPE, PTTL, MEMORY USAGE and its
    length: :func:`~svckit.kv.describe_keys`), ``batch`` keys (1,000) per request. The requests go
    side by side (:class:`svckit._inflight.InFlight`): beside the walk in a complete pass, after it
@@ -31,9 +37,11 @@ Why SCAN + sample rather than RANDOMKEY: RANDOMKEY cannot honour a pattern, samp
 cannot be seeded (its randomness is the server's), and Redis's pick is only approximately uniform.
 The SCAN pass costs one walk over the key names (about 1/5 of the commands of a complete pass).
 
-The estimates and their error (sampled pass) are :mod:`svckit.kv.estimates`'s: every ``±`` is the
-half-width of a normal 95% interval; a prefix with fewer than 2 sampled keys has no stated error
-(``±`` is NA), one with none has no memory estimate.
+The estimates and their error (sampled pass) are :mod:`svckit.kv.estimates`'s over the random
+stratum, plus the exact figures of the small prefixes: every ``±`` is the half-width of a normal 95%
+interval; a prefix with fewer than 2 sampled keys has no stated error (``±`` is NA), one with none
+has no memory estimate. A big value in a big prefix is still found only by a complete pass (or by
+chance): :meth:`KeyspaceReport.summary` says so.
 
 The complete pass states ``±`` as 0. ``biggest`` and ``warnings`` of a sampled pass list what the
 sample saw; :meth:`KeyspaceReport.summary` says so and estimates how many big values there are.
@@ -62,12 +70,19 @@ from svckit._inflight import InFlight, batches
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._units import mark
 from svckit.errors import Cancelled, InvalidArgument
-from svckit.kv.estimates import Stats, domain_estimate, share_estimate, total_estimate
+from svckit.kv.analysis_report import KeyspaceReport
+from svckit.kv.estimates import (
+    SMALL_PREFIX,
+    WHOLE_SHARE,
+    Stats,
+    domain_estimate,
+    share_estimate,
+    total_estimate,
+)
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import DESCRIBE_BATCH, KeyInfo, KeyScan, describe_keys, walk_keys
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from svckit.kv.client import KV
 
@@ -113,6 +128,29 @@ def sample_rank(key: Any, salt: bytes) -> int:
 
 
 @dataclass
+class _Tally:
+    """The aggregates of one stratum of described keys: per prefix, type and TTL bucket, and all."""
+
+    prefix: dict[str, Stats] = field(default_factory=dict)
+    type: dict[str, Stats] = field(default_factory=dict)
+    ttl: Counter[str] = field(default_factory=Counter)
+    all: Stats = field(default_factory=Stats)
+
+    def add(self, prefixes: list[str], key_type: str, ttl: str, memory: int) -> None:
+        self.all.add(memory)
+        for prefix in prefixes:
+            stats = self.prefix.get(prefix)
+            if stats is None:
+                stats = self.prefix[prefix] = Stats()
+            stats.add(memory)
+        stats = self.type.get(key_type)
+        if stats is None:
+            stats = self.type[key_type] = Stats()
+        stats.add(memory)
+        self.ttl[ttl] += 1
+
+
+@dataclass
 class KeyspaceAnalysis:
     """The sans-I/O core of :func:`analyze_keyspace`: feed it SCAN batches and key descriptions,
     then ask for the :class:`KeyspaceReport`.
@@ -138,11 +176,16 @@ class KeyspaceAnalysis:
     _hasher: Any = field(default=None, repr=False)
     _heap: list[tuple[int, Any]] = field(default_factory=list, repr=False)
     _in_heap: set[Any] = field(default_factory=set, repr=False)
-    _prefix: dict[str, Stats] = field(default_factory=dict, repr=False)
-    _type: dict[str, Stats] = field(default_factory=dict, repr=False)
-    _type_n: Counter[str] = field(default_factory=Counter, repr=False)
-    _ttl: Counter[str] = field(default_factory=Counter, repr=False)
-    _all: Stats = field(default_factory=Stats, repr=False)
+    #: keys per deepest prefix (a key's stratum), and the names of those holding few keys so far
+    _own: Counter[str] = field(default_factory=Counter, repr=False)
+    _small: dict[str, list[Any]] = field(default_factory=dict, repr=False)
+    _small_held: int = 0
+    _small_overflow: bool = False
+    #: the keys described whole (sampled pass) and how many there are per prefix
+    _whole: set[Any] = field(default_factory=set, repr=False)
+    _whole_in: Counter[str] = field(default_factory=Counter, repr=False)
+    _random: _Tally = field(default_factory=_Tally, repr=False)
+    _exact: _Tally = field(default_factory=_Tally, repr=False)
     _biggest: dict[str, list[tuple[float, int, str, KeyInfo]]] = field(default_factory=dict, repr=False)
     _warnings: list[tuple[KeyInfo, str]] = field(default_factory=list, repr=False)
     _order: int = 0
@@ -167,16 +210,21 @@ class KeyspaceAnalysis:
         keys = list(keys)
         # the per-key loops are the sampled pass's CPU cost on a big keyspace: kept inline
         prefix_keys, delimiter, depth = self.prefix_keys, self.delimiter, self.depth
+        own, keep = self._own, self.sample is not None
         for key in keys:
             parts = _text(key).split(delimiter, depth)
             if len(parts) == 1:
-                prefix_keys[NO_PREFIX] += 1
-                continue
-            prefix = parts[0]
-            prefix_keys[prefix] += 1
-            for level in range(1, min(depth, len(parts) - 1)):
-                prefix = prefix + delimiter + parts[level]
+                prefix = NO_PREFIX
                 prefix_keys[prefix] += 1
+            else:
+                prefix = parts[0]
+                prefix_keys[prefix] += 1
+                for level in range(1, min(depth, len(parts) - 1)):
+                    prefix = prefix + delimiter + parts[level]
+                    prefix_keys[prefix] += 1
+            own[prefix] += 1
+            if keep and own[prefix] <= SMALL_PREFIX + 1:  # most keys are in big prefixes: no call
+                self._hold_small(prefix, own[prefix], key)
         self.total_keys += len(keys)
         if self.sample is None:
             return keys
@@ -197,9 +245,34 @@ class KeyspaceAnalysis:
                 in_heap.add(key)
         return []
 
+    def _hold_small(self, prefix: str, count: int, key: Any) -> None:
+        """Keep the names of a prefix while it holds at most SMALL_PREFIX keys (memory: a few times
+        the sample at most; beyond that, no prefix is described whole)."""
+        if self._small_overflow:
+            return
+        if count <= SMALL_PREFIX:
+            self._small.setdefault(prefix, []).append(key)
+            self._small_held += 1
+            if self._small_held > 4 * (self.sample or 0) + 1000:
+                self._small_overflow, self._small = True, {}
+        elif count == SMALL_PREFIX + 1:
+            self._small_held -= len(self._small.pop(prefix, ()))
+
     def sample_keys(self) -> list[Any]:
-        """The sampled keys (sampled pass), in a stable order."""
-        return [key for _, key in sorted(self._heap, reverse=True)]
+        """The keys to describe in a sampled pass, in a stable order: the small prefixes' keys
+        (described whole, the rarest prefixes first, a tenth of the sample at most), then the random
+        sample of the other keys that makes up ``sample`` keys in all."""
+        budget = int((self.sample or 0) * WHOLE_SHARE)
+        whole: list[Any] = []
+        for prefix, names in sorted(self._small.items(), key=lambda item: (len(item[1]), item[0])):
+            if len(whole) + len(names) > budget:
+                break
+            whole.extend(names)
+            for level in _levels(prefix, self.delimiter):
+                self._whole_in[level] += len(names)
+        self._whole = set(whole)
+        random_part = [key for _, key in sorted(self._heap, reverse=True) if key not in self._whole]
+        return whole + random_part[: max((self.sample or 0) - len(whole), 0)]
 
     def add_infos(self, infos: Iterable[KeyInfo]) -> None:
         """Aggregate key descriptions (streaming: only counters and the top lists are kept)."""
@@ -207,25 +280,14 @@ class KeyspaceAnalysis:
             if info.type in (None, "none") or info.pttl == -2:
                 self.vanished += 1
                 continue
-            self.described += 1
             memory = info.memory if isinstance(info.memory, int) else None
             if memory is not None:
                 self.memory_known += 1
-            mem = memory or 0
-            self._all.add(mem)
-            key = _text(info.key)
-            for prefix in key_prefixes(key, self.delimiter, self.depth):
-                stats = self._prefix.get(prefix)
-                if stats is None:
-                    stats = self._prefix[prefix] = Stats()
-                stats.add(mem)
-            key_type = info.type
-            stats = self._type.get(key_type)
-            if stats is None:
-                stats = self._type[key_type] = Stats()
-            stats.add(mem)
-            self._ttl[ttl_bucket(info.pttl)] += 1
-            self._rank_biggest(key_type, memory, info)
+            tally = self._exact if info.key in self._whole else self._random
+            self.described += 1
+            tally.add(key_prefixes(_text(info.key), self.delimiter, self.depth), info.type,
+                      ttl_bucket(info.pttl), memory or 0)
+            self._rank_biggest(info.type, memory, info)
             self._check_big(info, memory)
 
     def _rank_biggest(self, key_type: str, memory: int | None, info: KeyInfo) -> None:
@@ -248,25 +310,41 @@ class KeyspaceAnalysis:
             advice = "split it or read it in pages" if info.type in COLLECTION_TYPES else "consider splitting it"
             self._warnings.append((info, "; ".join(notes) + f": one read moves it all, {advice}"))
 
+    def _big_values(self, exact: bool, n: int, population: int) -> float:
+        """How many big values there are: those found, the random sample's scaled to its stratum."""
+        found = len(self._warnings)
+        if exact or not n:
+            return float(found)
+        known = sum(info.key in self._whole for info, _ in self._warnings)
+        return known + (found - known) * population / n
+
     # -- the report ---------------------------------------------------------------------------
 
     def report(self, seconds: float = 0.0) -> KeyspaceReport:
         import pandas as pd
 
         exact = self.complete
-        n = self.described
-        population = max(self.total_keys - (self.vanished if exact else 0), 0)
+        rand, whole = self._random, self._exact
+        # the random stratum: the keys not described whole, and its sample
+        n = self.described - whole.all.count
+        population = max(self.total_keys - (self.vanished if exact else len(self._whole)), 0)
         memory_ok = self.memory_known > 0
-        total_mem, total_mem_pm = total_estimate(population, n, self._all, exact)
+
+        def plus(estimate: tuple[float, float], exact_part: float) -> tuple[float, float]:
+            return estimate[0] + exact_part, estimate[1]
+
+        total_mem, total_mem_pm = plus(total_estimate(population, n, rand.all, exact), whole.all.mem)
 
         rows = []
         for prefix, keys in self.prefix_keys.items():
             level = 1 if prefix == NO_PREFIX else prefix.count(self.delimiter) + 1
-            stats = self._prefix.get(prefix)
-            mem, mem_pm = domain_estimate(keys, stats, exact)
+            stats, known = rand.prefix.get(prefix), whole.prefix.get(prefix)
+            mem, mem_pm = plus(domain_estimate(keys - self._whole_in[prefix], stats, exact),
+                               known.mem if known else 0.0)
             parent = "" if level == 1 else prefix.rsplit(self.delimiter, 1)[0]
             rows.append({"level": level, "prefix": prefix, "parent": parent, "keys": keys, "keys ±": 0,
-                         "memory": mem, "memory ±": mem_pm, "sampled": stats.count if stats else 0})
+                         "memory": mem, "memory ±": mem_pm,
+                         "sampled": (stats.count if stats else 0) + (known.count if known else 0)})
         by_prefix = pd.DataFrame(rows, columns=["level", "prefix", "parent", "keys", "keys ±", "memory",
                                                 "memory ±", "sampled"])
         by_prefix["share"] = by_prefix["memory"] / total_mem if total_mem else math.nan
@@ -278,25 +356,30 @@ class KeyspaceAnalysis:
                                       "memory": "float64", "memory ±": "float64", "share": "float64"})
 
         type_rows = []
-        for key_type, stats in sorted(self._type.items(), key=lambda kv: -kv[1].mem):
-            count, count_pm = share_estimate(population, n, stats.count, exact)
-            mem, mem_pm = total_estimate(population, n, stats, exact)
+        empty = Stats()
+        for key_type in sorted(rand.type.keys() | whole.type.keys()):
+            stats, known = rand.type.get(key_type, empty), whole.type.get(key_type, empty)
+            count, count_pm = plus(share_estimate(population, n, stats.count, exact), known.count)
+            mem, mem_pm = plus(total_estimate(population, n, stats, exact), known.mem)
             type_rows.append({"type": key_type, "keys": count, "keys ±": count_pm, "memory": mem,
-                              "memory ±": mem_pm, "sampled": stats.count})
+                              "memory ±": mem_pm, "sampled": stats.count + known.count})
         by_type = pd.DataFrame(type_rows, columns=["type", "keys", "keys ±", "memory", "memory ±", "sampled"])
+        by_type = by_type.sort_values("memory", ascending=False, kind="stable").reset_index(drop=True)
         if not memory_ok:
             by_type[["memory", "memory ±"]] = math.nan
 
         ttl_rows = []
+        everyone = population + (0 if exact else len(self._whole))
         for label in TTL_LABELS:
-            count, count_pm = share_estimate(population, n, self._ttl.get(label, 0), exact)
-            ttl_rows.append({"ttl": label, "keys": count, "keys ±": count_pm, "sampled": self._ttl.get(label, 0)})
+            seen, counted = rand.ttl.get(label, 0), whole.ttl.get(label, 0)
+            count, count_pm = plus(share_estimate(population, n, seen, exact), counted)
+            ttl_rows.append({"ttl": label, "keys": count, "keys ±": count_pm, "sampled": seen + counted})
         ttl = pd.DataFrame(ttl_rows, columns=["ttl", "keys", "keys ±", "sampled"])
-        ttl["share"] = ttl["keys"] / population if population else math.nan
+        ttl["share"] = ttl["keys"] / everyone if everyone else math.nan
         ttl["ttl"] = pd.Categorical(ttl["ttl"], categories=list(TTL_LABELS), ordered=True)
         no_exp = ttl.iloc[0]
         no_expiry = pd.DataFrame({"keys": [no_exp["keys"]], "keys ±": [no_exp["keys ±"]], "share": [no_exp["share"]],
-                                  "share ±": [no_exp["keys ±"] / population if population else math.nan]})
+                                  "share ±": [no_exp["keys ±"] / everyone if everyone else math.nan]})
 
         big_rows = []
         for key_type, heap in self._biggest.items():
@@ -315,80 +398,36 @@ class KeyspaceAnalysis:
             warnings = warnings.sort_values("bytes", ascending=False, na_position="last",
                                             kind="stable").reset_index(drop=True)
 
-        for frame in (by_prefix, by_type, ttl, no_expiry, biggest, warnings):
-            mark(frame)  # displayed readably in a notebook (svckit.display)
+        if exact:  # counted, not estimated: whole numbers
+            by_type = by_type.astype({"keys": "int64", "keys ±": "int64"})
+            ttl = ttl.astype({"keys": "int64", "keys ±": "int64"})
+            no_expiry = no_expiry.astype({"keys": "int64", "keys ±": "int64"})
+        # displayed readably in a notebook (svckit.display), each number in the widget's unit
+        counts = {"keys": "count", "keys ±": "count", "sampled": "count"}
+        memory = {"memory": "bytes", "memory ±": "bytes"}
+        mark(by_prefix, **counts, **memory, share="share")
+        mark(by_type, **counts, **memory)
+        mark(ttl, **counts, share="share")
+        mark(no_expiry, **counts, share="share", **{"share ±": "share"})
+        mark(biggest, memory="bytes", length="count", ttl_ms="ms")
+        mark(warnings, bytes="bytes", length="count")
         return KeyspaceReport(
-            pattern=self.pattern, complete=exact, total_keys=population, sample_size=n, seed=self.seed,
+            pattern=self.pattern, complete=exact, total_keys=everyone, sample_size=self.described, seed=self.seed,
             vanished=self.vanished, memory_available=memory_ok, memory=total_mem if memory_ok else math.nan,
             memory_pm=total_mem_pm if memory_ok else math.nan, delimiter=self.delimiter, depth=self.depth,
             big_value_bytes=self.big_value_bytes, big_length=self.big_length, seconds=seconds,
             by_prefix=by_prefix, by_type=by_type, ttl=ttl, no_expiry=no_expiry, biggest=biggest,
-            warnings=warnings,
+            warnings=warnings, whole_keys=0 if exact else whole.all.count,
+            big_values=self._big_values(exact, n, population),
         )
 
 
-@dataclass
-class KeyspaceReport:
-    """What :func:`analyze_keyspace` found. ``complete`` False means a sampled pass: ``sample_size``
-    of ``total_keys`` keys were described and every ``±`` column is a 95% interval half-width."""
-
-    pattern: str
-    complete: bool
-    total_keys: int
-    sample_size: int
-    seed: int
-    vanished: int
-    memory_available: bool
-    memory: float
-    memory_pm: float
-    delimiter: str
-    depth: int
-    big_value_bytes: int
-    big_length: int
-    seconds: float
-    by_prefix: pd.DataFrame
-    by_type: pd.DataFrame
-    ttl: pd.DataFrame
-    no_expiry: pd.DataFrame
-    biggest: pd.DataFrame
-    warnings: pd.DataFrame
-    confidence: float = 0.95
-
-    @property
-    def sampling_fraction(self) -> float:
-        return self.sample_size / self.total_keys if self.total_keys else 1.0
-
-    def summary(self) -> str:
-        """One paragraph a person reads first: what was measured and how sure it is."""
-        if self.complete:
-            head = f"Complete pass: all {self.total_keys:,} keys matching {self.pattern!r} described"
-            err = "figures are exact"
-        else:
-            head = (f"Sampled pass: {self.sample_size:,} of {self.total_keys:,} keys matching {self.pattern!r} "
-                    f"({self.sampling_fraction:.1%}, seed {self.seed})")
-            err = ("key counts per prefix are exact (from SCAN); memory, type and TTL figures are "
-                   "estimates, ± = 95% interval")
-        mem = ("MEMORY USAGE is not available on this backend, so memory is not reported" if not self.memory_available
-               else f"memory {format_bytes(self.memory) or '—'}"
-               + ("" if self.complete else f" ± {format_bytes(self.memory_pm) or '—'}"))
-        big = f"{len(self.warnings):,} big value(s)"
-        if not self.complete and len(self.warnings):
-            big += f" in the sample (≈ {len(self.warnings) / self.sampling_fraction:,.0f} in all)"
-        elif not self.complete:
-            big += " in the sample (a sampled pass can miss rare big values; run a complete pass to list them all)"
-        unseen = ""
-        if not self.complete:
-            missed = self.by_prefix[self.by_prefix["sampled"] == 0]
-            # the outermost prefixes without a sampled key (their sub-prefixes are in them)
-            top = missed[~missed["parent"].isin(set(missed["prefix"]))]
-            if len(top):
-                unseen = (f"; {int(top['keys'].sum()):,} key(s) under {len(top):,} prefix(es) had no key in the "
-                          "sample, so their memory is not estimated (a rare prefix of big values needs a complete pass)")
-        return f"{head} in {self.seconds:.1f} s; {err}; {mem}; {big}{unseen}."
-
-    def frames(self) -> dict[str, pd.DataFrame]:
-        return {"by_prefix": self.by_prefix, "by_type": self.by_type, "ttl": self.ttl,
-                "no_expiry": self.no_expiry, "biggest": self.biggest, "warnings": self.warnings}
+def _levels(prefix: str, delimiter: str) -> list[str]:
+    """A prefix and the prefixes above it: ``a:b`` -> ``["a", "a:b"]``."""
+    if prefix == NO_PREFIX:
+        return [prefix]
+    parts = prefix.split(delimiter)
+    return [delimiter.join(parts[:level]) for level in range(1, len(parts) + 1)]
 
 
 def _text(key: Any) -> str:

@@ -128,6 +128,7 @@ class BulkPlan:
     calls: int = 0
     complete: bool = False
     elapsed: float = 0.0
+    total: int | None = None  #: the keyspace's size (DBSIZE) when the dry run read it
 
 
 def _walk(kv: KV[Any], scan: KeyScan, **options: Any) -> Generator[tuple[KeyScan, list[Any]], None, None]:
@@ -163,6 +164,7 @@ def plan_bulk(kv: KV[Any], pattern: str = "*", *, type: str | None = None, sampl
     plan = BulkPlan(pattern, type)
     if total is None and progress is not False:
         total = _dbsize(kv)
+    plan.total = total
     scan = KeyScan(pattern, type, scan_count)
     with closing(_walk(kv, scan, total=total, cancel=cancel, progress=progress)) as steps:
         for state, new in steps:
@@ -451,7 +453,7 @@ def records_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
         "type": pd.array([r["type"] for r in records], dtype="string"),
         "ttl_ms": pd.array([r["ttl_ms"] for r in records], dtype="Int64"),
         "value": pd.array([r["value"] for r in records], dtype="object"),
-    }))
+    }), ttl_ms="ms")
 
 
 def read_export(path: str | Path) -> list[dict[str, Any]]:

@@ -9,6 +9,13 @@ The estimates and their error (sampled pass; sampling fraction ``f = n / N``):
   when it has that type, else 0, standard error ``N · sqrt((1 - f) · s_y² / n)``;
 * every ``±`` is the half-width of a normal 95% interval (1.96 standard errors). A prefix with fewer
   than 2 sampled keys has no stated error (``±`` is NA), one with none has no memory estimate.
+
+The sample has two strata: the keys of small prefixes (at most :data:`SMALL_PREFIX` keys of their
+own), described whole while they are at most :data:`WHOLE_SHARE` of the sample, and a simple random
+sample of the other keys. The formulas above apply to the random stratum (``N`` and ``n`` its own);
+each figure adds the whole stratum's exact part, which has no error. A normal interval assumes the
+sample saw the spread of the values: one big value alone in its prefix (a report, a backlog) breaks
+that when missed, which is why such prefixes are described whole.
 """
 
 from __future__ import annotations
@@ -17,6 +24,10 @@ import math
 
 #: z of a two-sided normal 95% interval
 Z95 = 1.959963984540054
+#: a prefix holding at most this many keys of its own is described whole in a sampled pass
+SMALL_PREFIX = 5
+#: the small prefixes' keys take at most this share of the sample (none, if they are more)
+WHOLE_SHARE = 0.1
 
 
 class Stats:
@@ -74,4 +85,4 @@ def total_estimate(population: int, n: int, stats: Stats | None, exact: bool) ->
     return population * mean, Z95 * population * math.sqrt(fpc * var / n)
 
 
-__all__ = ["Z95", "Stats", "domain_estimate", "share_estimate", "total_estimate"]
+__all__ = ["SMALL_PREFIX", "WHOLE_SHARE", "Z95", "Stats", "domain_estimate", "share_estimate", "total_estimate"]

@@ -171,7 +171,11 @@ class SpaceSaving:
 
 @dataclass(frozen=True)
 class ProfileSnapshot:
-    """The profile at one moment: totals, the rolling rate and the frames."""
+    """The profile at one moment: totals, the rolling rate and the frames.
+
+    ``rate`` has one row per whole second of the time profiled (a second with no command is a 0),
+    up to the second of ``ended``; ``commands_per_second`` is the mean of its last ``rate_seconds``
+    rows (at most ``window``), so the figure and the headline say the same thing."""
 
     events: int
     keyed_events: int
@@ -183,6 +187,12 @@ class ProfileSnapshot:
     commands: pd.DataFrame
     keys: pd.DataFrame
     prefixes: pd.DataFrame
+    #: how many seconds ``commands_per_second`` averages: the window, or the time profiled if shorter
+    rate_seconds: int = 0
+    #: the unix time the snapshot reads up to (the stop, for a stopped profile)
+    ended: float | None = None
+    #: the unix time the profile was stopped, or None while it runs
+    stopped_at: float | None = None
 
 
 class MonitorProfile:
@@ -210,6 +220,8 @@ class MonitorProfile:
         self.keyed_events = 0
         self.first_time: float | None = None
         self.last_time: float | None = None
+        self.started_at: float | None = None  # when reading began (``start``): idle seconds count as 0
+        self.stopped_at: float | None = None  # when reading ended (``stop``): the rate is read up to it
         self._lock = threading.Lock()  # fed from a reader thread, read from a refresh thread
 
     def feed(self, event: Any) -> None:
@@ -247,28 +259,63 @@ class MonitorProfile:
             self.feed(event)
         return self
 
-    def commands_per_second(self, now: float | None = None) -> float:
-        """Events in the last ``window`` seconds before ``now`` (default: the newer of the clock and
-        the last event), per second."""
+    def start(self, at: float | None = None) -> MonitorProfile:
+        """Say the stream is read from ``at`` (default now): seconds with no command from then on
+        count as 0 in the rate. Clears a previous :meth:`stop`."""
         with self._lock:
-            return self._rate(now)
+            self.started_at = time.time() if at is None else at
+            self.stopped_at = None
+        return self
 
-    def _rate(self, now: float | None) -> float:
-        if not self.per_second:
-            return 0.0
-        now = max(time.time(), self.last_time or 0.0) if now is None else now
-        # whole seconds strictly inside (now - window, now]: the current, partial second included
-        since = int(now) - int(self.window)
-        recent = sum(count for second, count in self.per_second if since < second <= now)
-        return recent / self.window
+    def stop(self, at: float | None = None) -> MonitorProfile:
+        """Say the stream was read until ``at`` (default now): the rate is then the one of the last
+        window before the stop, not of an idle clock running on."""
+        with self._lock:
+            self.stopped_at = time.time() if at is None else at
+        return self
+
+    def commands_per_second(self, now: float | None = None) -> float:
+        """Commands per second over the last ``window`` seconds before ``now`` (default: the stop,
+        else the newer of the clock and the last event), as :meth:`snapshot` reports it."""
+        with self._lock:
+            return self._rate(self._end(now))[0]
+
+    def _end(self, now: float | None) -> float:
+        if now is not None:
+            return now
+        if self.stopped_at is not None:
+            return self.stopped_at
+        return max(time.time(), self.last_time or 0.0)
+
+    def _seconds(self, end: float) -> list[int]:
+        """The whole seconds the rate plot shows: from the first profiled to the one of ``end``,
+        at most ``history`` of them."""
+        begin = self.started_at if self.started_at is not None else self.first_time
+        if begin is None:
+            return []
+        last = int(end)
+        first = max(int(min(begin, end)), last - self.history + 1)
+        return list(range(first, last + 1))
+
+    def _rate(self, end: float) -> tuple[float, int]:
+        """(commands/s, seconds averaged): the mean count of the last ``window`` plotted seconds,
+        the current (partial) one included; over fewer when less time was profiled."""
+        seconds = self._seconds(end)[-max(int(self.window), 1):]
+        if not seconds:
+            return 0.0, 0
+        counts = {second: count for second, count in self.per_second}
+        return sum(counts.get(second, 0) for second in seconds) / len(seconds), len(seconds)
 
     def snapshot(self, *, top: int = 20, now: float | None = None) -> ProfileSnapshot:
         import pandas as pd
 
         with self._lock:
-            rate = self._rate(now)
-            seconds = [s for s, _ in self.per_second]
-            counts = [c for _, c in self.per_second]
+            end = self._end(now)
+            rate, rate_seconds = self._rate(end)
+            seconds = self._seconds(end)
+            kept = {second: count for second, count in self.per_second}
+            counts = [kept.get(second, 0) for second in seconds]
+            stopped_at = self.stopped_at
             cmd = self.commands.top(top)
             keys = self.keys.top(top)
             prefixes = self.prefixes.top(top)
@@ -280,17 +327,18 @@ class MonitorProfile:
 
         # marked: displayed readably in a notebook (svckit.display)
         rate_frame = mark(pd.DataFrame({"time": pd.to_datetime(pd.Series(seconds, dtype="int64"), unit="s", utc=True),
-                                        "commands": pd.Series(counts, dtype="int64")}))
+                                        "commands": pd.Series(counts, dtype="int64")}), commands="count")
 
         def heavy(rows: list[tuple[Hashable, int, int]], name: str, total: int) -> pd.DataFrame:
             frame = pd.DataFrame(rows, columns=[name, "count", "error"]).astype({"count": "int64", "error": "int64"})
             frame["share"] = frame["count"] / total if total else 0.0
-            return mark(frame)
+            return mark(frame, count="count", error="count", share="share")
 
         return ProfileSnapshot(
             events=events, keyed_events=keyed, seconds=span, commands_per_second=rate, window=self.window,
             distinct_keys_exact=exact, rate=rate_frame, commands=heavy(cmd, "command", events),
-            keys=heavy(keys, "key", key_total), prefixes=heavy(prefixes, "prefix", prefix_total))
+            keys=heavy(keys, "key", key_total), prefixes=heavy(prefixes, "prefix", prefix_total),
+            rate_seconds=rate_seconds, ended=end, stopped_at=stopped_at)
 
     def frames(self, *, top: int = 20) -> dict[str, pd.DataFrame]:
         snap = self.snapshot(top=top)
@@ -311,6 +359,7 @@ def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfi
     deadline = time.monotonic() + seconds
     monitor = monitor if monitor is not None else kv.monitor()
     done = threading.Event()
+    profile.start()
 
     def close_when_due() -> None:
         while not done.wait(0.1):
@@ -334,6 +383,7 @@ def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfi
         done.set()
         monitor.close()
         closer.join()
+        profile.stop()
     return profile
 
 

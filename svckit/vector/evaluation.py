@@ -221,7 +221,9 @@ def evaluate(
         }
     )
     frame.attrs.update(k=k, cancelled=done < len(batches), configurations=[c.name for c in configs])
-    return mark(frame)  # and summarize() copies the mark with the attrs
+    # displayed readably (svckit.display), the metrics as the playground writes scores;
+    # summarize() copies the mark with the attrs
+    return mark(frame, relevant="count", found="count", recall="score", reciprocal_rank="score", ndcg="score")
 
 
 def _scored(config: Configuration, start: int, results: list[Any], labels: pd.DataFrame,
@@ -268,7 +270,7 @@ def summarize(per_query: pd.DataFrame) -> pd.DataFrame:
         }
     )
     out.attrs.update(per_query.attrs)
-    return out
+    return mark(out, queries="count", **{f"recall@{k}": "score", "MRR": "score", f"nDCG@{k}": "score"})
 
 
 # -- the demo labelled set ---------------------------------------------------------------------------
@@ -328,13 +330,13 @@ def demo_labelled_queries(ids: Iterable[str] | None = None) -> pd.DataFrame:
     if keep is not None:
         rows = [(q, [i for i in rel if i in keep], src) for q, rel, src in rows]
     rows = [r for r in rows if r[1]]
-    return pd.DataFrame(
+    return mark(pd.DataFrame(  # displayed readably: the relevant ids as JSON, not a Python list
         {
             "query": pd.array([r[0] for r in rows], dtype="string"),
             "relevant": [r[1] for r in rows],
             "source": pd.array([r[2] for r in rows], dtype="string"),
         }
-    )
+    ))
 
 
 def demo_evaluation_corpus(distractors: int = 150) -> list[dict[str, Any]]:

@@ -87,7 +87,7 @@ def test_query_frame_expands_metadata_and_accepts_models_or_wire_dicts():
     hits = [Hit("a", 0.9, {"genre": "sci-fi", "year": 1999, "info": {"lang": "en"}}, data="text a", vector=[0.1, 0.2]),
             {"id": "b", "score": 0.5, "metadata": {"genre": "drama"}, "sparseVector": {"indices": [1], "values": [0.3]}}]
     df = frames.query_frame(hits)
-    assert df["id"].tolist() == ["a", "b"] and df["rank"].tolist() == [0, 1]
+    assert df["id"].tolist() == ["a", "b"] and df["rank"].tolist() == [1, 2]  # as a person counts, and as the widgets show them
     assert "query" not in df.columns
     assert df["metadata.genre"].tolist() == ["sci-fi", "drama"]
     assert df["metadata.info.lang"].iloc[0] == "en"
@@ -98,7 +98,7 @@ def test_query_frame_expands_metadata_and_accepts_models_or_wire_dicts():
 
 def test_query_frame_batch_has_query_column():
     df = frames.query_frame([[Hit("a", 1.0)], [Hit("b", 0.7), Hit("c", 0.2)]])
-    assert df["query"].tolist() == [0, 1, 1] and df["rank"].tolist() == [0, 0, 1]
+    assert df["query"].tolist() == [0, 1, 1] and df["rank"].tolist() == [1, 1, 2]
     assert frames.query_frame([]).empty
 
 

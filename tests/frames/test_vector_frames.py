@@ -28,7 +28,7 @@ def test_query_frame_of_a_resumable_query_first_page():
     first = ResumableQueryResult.model_validate({"uuid": "u", "scores": [{"id": "a", "score": 0.9},
                                                                           {"id": "b", "score": 0.4}]})
     df = frames.query_frame(first)
-    assert df[["rank", "id", "score"]].values.tolist() == [[0, "a", 0.9], [1, "b", 0.4]]
+    assert df[["rank", "id", "score"]].values.tolist() == [[1, "a", 0.9], [2, "b", 0.4]]  # ranks from 1, as the widgets
 
 
 def test_namespaces_frame_lists_the_default_namespace_first():
