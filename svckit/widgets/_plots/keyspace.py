@@ -95,9 +95,14 @@ def ttl_histogram_figure(ttl: pd.DataFrame, *, title: str = "TTL distribution") 
 
 
 def profile_figure(rate: pd.DataFrame, commands: pd.DataFrame, keys: pd.DataFrame, prefixes: pd.DataFrame,
-                   *, top: int = 10, title: str = "Live profile") -> go.Figure:
+                   *, top: int = 10, title: str = "Live profile", mean: tuple[float, int] | None = None
+                   ) -> go.Figure:
     """One figure of four panels from a :class:`svckit.kv.ProfileSnapshot`'s frames: commands per
-    second (line), command mix, hottest keys and hottest prefixes (horizontal bars)."""
+    second (line), command mix, hottest keys and hottest prefixes (horizontal bars).
+
+    ``mean``: (commands/s, seconds), the snapshot's ``commands_per_second`` and ``rate_seconds``,
+    drawn as a dashed line over the last seconds it averages, so the headline's figure is on the
+    chart. The figure has no fixed width: plotly sizes it to the output it is drawn in."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.2, vertical_spacing=0.2,
@@ -115,11 +120,21 @@ def profile_figure(rate: pd.DataFrame, commands: pd.DataFrame, keys: pd.DataFram
                              hovertemplate="%{y}: %{x:,.0f} (error ≤ %{customdata:,.0f})<extra></extra>"),
                       row=row, col=col)
         fig.update_yaxes(autorange="reversed", automargin=True, row=row, col=col)
+    # after the bars: the traces keep their places (rate, command mix, keys, prefixes)
+    if mean is not None and mean[1] and len(rate):
+        value, seconds = mean
+        span = ms(rate["time"].iloc[-seconds:])
+        fig.add_trace(go.Scatter(x=[span[0], span[-1]] if len(span) > 1 else [span[0]], y=[value] * min(len(span), 2),
+                                 mode="lines+markers" if len(span) == 1 else "lines",
+                                 line={"color": "#111827", "dash": "dash", "width": 1.5},
+                                 name=f"mean over the last {seconds} s",
+                                 hovertemplate=f"%{{y:,.1f}} commands/s: mean over the last {seconds} s<extra></extra>"),
+                      row=1, col=1)
     # whole seconds, at most about five ticks: the rate has one point per second. With no point yet
     # plotly's default date range is a year, and a one-second dtick over it is 31 million ticks,
     # which held the browser's main thread for minutes: ticks are fixed only over the points' span.
     seconds = {"dtick": 1000 * -(-len(rate) // 5)} if len(rate) else {}
     fig.update_xaxes(type="date", tickformat="%H:%M:%S", tickangle=0, row=1, col=1, **seconds)
-    fig.update_layout(title=title, template=TEMPLATE, height=580, showlegend=False,
+    fig.update_layout(title=title, template=TEMPLATE, height=580, showlegend=False, autosize=True,
                       margin={"l": 10, "r": 10, "t": 60, "b": 30})
     return fig
