@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from svckit._units import decimal_text
 from svckit.localindex import fusion, sparse
 
 #: what an explanation says about where its numbers come from
@@ -50,7 +51,8 @@ class TermWeight:
     contribution: float  # query_weight × doc_weight
     tf: int | None = None  # occurrences in the document (local index only)
     doc_len: int | None = None
-    idf: float | None = None
+    idf: float | None = None  # the term's IDF in the index (local index only; weighs the query with IDF)
+    word: str = ""  # the query's word that gives the term, as typed (the stem is ``term``)
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ def side_stats(side: str, scored: Scored) -> SideStats:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:.4g}"
+    return decimal_text(x)  # the precision of every number svckit writes
 
 
 def explain_ranked(
@@ -251,12 +253,12 @@ def matched_terms(
     ``doc_weights``: the document's sparse vector ``{dimension: weight}``; ``query_weights``: the
     query's ``{dimension: weight}`` (None: 1 per term, the unweighted query)."""
     out = []
-    for term in dict.fromkeys(sparse.tokenize(text)):
+    for term, word in sparse.typed_words(text).items():
         dim = sparse.term_index(term)
         if dim not in doc_weights:
             continue
         qw = 1.0 if query_weights is None else query_weights.get(dim, math.nan)
-        out.append(TermWeight(term, dim, qw, doc_weights[dim], qw * doc_weights[dim]))
+        out.append(TermWeight(term, dim, qw, doc_weights[dim], qw * doc_weights[dim], word=word))
     return sorted(out, key=lambda t: (-t.contribution if not math.isnan(t.contribution) else 0.0, t.term))
 
 
@@ -281,7 +283,7 @@ def _local_terms(
             avgdl = store.avgdl
             n_docs = len(store)
             out = []
-            for term in dict.fromkeys(sparse.tokenize(text)):
+            for term, word in sparse.typed_words(text).items():
                 dim = sparse.term_index(term)
                 if dim not in tf:
                     continue
@@ -296,7 +298,9 @@ def _local_terms(
                         qw * dw,
                         int(tf[dim]),
                         int(length),
-                        sparse.idf(n_docs, store.document_frequency(dim)) if weighting == "IDF" else None,
+                        # the index knows every term's IDF, weighted query or not
+                        sparse.idf(n_docs, store.document_frequency(dim)),
+                        word,
                     )
                 )
             return sorted(out, key=lambda t: (-t.contribution, t.term))

@@ -60,6 +60,19 @@ def tokenize(text: str) -> list[str]:
     return [stem(w) for w in words if w not in STOP_WORDS]
 
 
+def typed_words(text: str) -> dict[str, str]:
+    """``{stemmed term: the first word of text that gives it}``, the word as it was typed (its case
+    kept): what a person reads beside the stem the index stores (``manager`` for ``manag``)."""
+    lowered = text.lower().replace("_", " ")
+    same = len(lowered) == len(text)  # lower() kept every position: the typed word can be cut out
+    out: dict[str, str] = {}
+    for match in _WORD.finditer(lowered):
+        word = match.group()
+        if word not in STOP_WORDS:
+            out.setdefault(stem(word), text[match.start():match.end()] if same else word)
+    return out
+
+
 @functools.lru_cache(maxsize=200_000)
 def term_index(term: str) -> int:
     """The sparse dimension of a stemmed term: the first 31 bits of its BLAKE2b hash."""

@@ -84,6 +84,13 @@ class ProjectionMap:
         """Positions of more vectors (a query, a hit) on this map."""
         return self.pca.transform(np.asarray(vectors, dtype=np.float32).reshape(-1, self.matrix.shape[1]))
 
+    @property
+    def explained(self) -> list[float]:
+        """The share of the vectors' variance each of the map's two axes explains (PCA's
+        ``explained_variance_ratio_``): what the map leaves out is the rest."""
+        ratio = getattr(self.pca, "explained_variance_ratio_", None)
+        return [] if ratio is None else [float(r) for r in ratio]
+
     def fields(self) -> list[str]:
         """The metadata fields a map can be coloured by (those with a value somewhere)."""
         return [c for c in self.metadata.columns if self.metadata[c].notna().any()]

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+from svckit._units import decimal_text
 from svckit.localindex import LocalIndex, fusion, sparse
 from svckit.localindex.explain import explain
 from tests.conftest import VECTOR_CORPUS as CORPUS
@@ -70,7 +71,8 @@ def test_dbsf_bounds_are_mean_plus_minus_three_sigma_of_each_candidate_list(hybr
     low, high = ex.stats[0].low, ex.stats[0].high
     for h in ex.hits:
         assert h.dense_part == pytest.approx((h.dense_score - low) / (high - low))
-        assert f"({h.dense_score:.4g} − {low:.4g}) / ({high:.4g} − {low:.4g})" in h.formula
+        d, lo, hi = (decimal_text(x) for x in (h.dense_score, low, high))  # svckit's one precision
+        assert f"({d} − {lo}) / ({hi} − {lo})" in h.formula
 
 
 def test_bm25_terms_are_the_query_terms_present_in_the_document_and_add_up_to_its_sparse_score(hybrid_index):
@@ -83,13 +85,15 @@ def test_bm25_terms_are_the_query_terms_present_in_the_document_and_add_up_to_it
         if h.sparse_score is not None:
             assert math.fsum(t.contribution for t in h.terms) == pytest.approx(h.sparse_score, rel=1e-12)
         for t in h.terms:
-            assert t.query_weight == 1.0 and t.idf is None  # no weighting: one per distinct term
+            assert t.query_weight == 1.0  # no weighting: one per distinct term
+            assert t.idf is not None and t.idf > 0  # the index knows the IDF even when not weighing with it
             assert t.tf == sparse.tokenize(TEXT[h.id]).count(t.term) and t.doc_len == len(
                 sparse.tokenize(TEXT[h.id])
             )
             assert t.dimension == sparse.term_index(t.term)
     bread = ex.hit("bread")
     assert {t.term for t in bread.terms} == {"bake", "bread", "dough"}
+    assert {t.word for t in ex.hit("soup").terms} >= {"vegetable", "soup"}  # the words as typed, not stems
 
 
 def test_idf_weighting_gives_each_term_its_idf_as_query_weight(sparse_only):

@@ -66,7 +66,7 @@ def test_vector_playground_notebook(browser, lab, screenshots, ui):
     pg.screenshot(path=shot(screenshots, "vector_playground_compare", ui))
     pg.get_by_text("Projection", exact=True).click()
     page.wait_for_function("() => { const g = document.querySelector('.svckit-vector-playground"
-                           " .svckit-projection-chart .gtitle'); return g && g.textContent.includes('PCA'); }",
+                           " .svckit-projection-chart .gtitle-subtitle'); return g && g.textContent.includes('PCA'); }",
                            timeout=60_000)
     painted(page, ".svckit-vector-playground")  # WebGL painted before the screenshot
     pg.screenshot(path=shot(screenshots, "vector_playground_projection", ui))

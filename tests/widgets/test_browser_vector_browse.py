@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from upstash_vector import Index
 
-from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, shot
+from tests.lab_harness import Lab, painted, run_notebook, sandbox_lab, shot, write_notebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -46,20 +46,13 @@ def fill_with_the_sdk(env: dict[str, str]) -> None:
 def prepare(sandbox, root: Path) -> None:
     """Fill the index through the SDK only, and write the notebook that browses it."""
     fill_with_the_sdk(sandbox.env)
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# Browse an index filled through the SDK"),
-        nbformat.v4.new_code_cell(
-            "from svckit.config import Settings\n"
-            "from svckit.widgets import VectorPlayground\n\n"
-            "pg = VectorPlayground.from_settings(Settings.from_env(), index_kind='dense', autorun=False)\n"
-            "pg.tabs.selected_index = 4  # Browse\n"
-            "pg.browse('articles')\n"
-            "pg"),
-    ]
-    # the kernel is named, or JupyterLab asks which one to start instead of running the cells
-    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    nbformat.write(nb, root / NOTEBOOK)
+    write_notebook(root / NOTEBOOK, nbformat.v4.new_markdown_cell("# Browse an index filled through the SDK"), (
+        "from svckit.config import Settings\n"
+        "from svckit.widgets import VectorPlayground\n\n"
+        "pg = VectorPlayground.from_settings(Settings.from_env(), index_kind='dense', autorun=False)\n"
+        "pg.tabs.selected_index = 4  # Browse\n"
+        "pg.browse('articles')\n"
+        "pg"))
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +78,7 @@ def test_browse_tab_shows_an_sdk_filled_index(browser, lab, screenshots, ui):
     assert options == ["(default)", "articles"]
     # the first page of the namespace, in id order, and its map
     page.wait_for_function("() => { const t = document.querySelector('.svckit-vector-playground .svckit-browse-map"
-                           " .gtitle'); return t && t.textContent.includes('PCA of 160 vectors'); }", timeout=60_000)
+                           " .gtitle-subtitle'); return t && t.textContent.includes('PCA of 160 vectors'); }", timeout=60_000)
     legend = page.evaluate("() => [...document.querySelectorAll('.svckit-vector-playground .svckit-browse-map"
                            " .legend .legendtext')].map(t => t.textContent)")
     assert sorted(legend) == sorted(TOPICS)  # coloured by the first metadata field

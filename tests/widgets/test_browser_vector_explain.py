@@ -53,7 +53,7 @@ def test_explain_view_and_evaluate_tab(browser, lab, screenshots, ui):
         f"{PLAYGROUND} .svckit-explain-chart .y2tick text')]"
         ".map(t => t.textContent)"
     )
-    assert {"dense", "sparse", "context", "manag"} <= set(terms)
+    assert {"dense", "sparse", "context", "manager"} <= set(terms)  # the words as typed, not their stems
     # another hit, picked in the dropdown
     pg.locator(".svckit-explain-pick select").select_option(label="topic:with:0")
     _text_in(page, ".svckit-explain-chart .gtitle", "Why topic:with:0 ranks 2")

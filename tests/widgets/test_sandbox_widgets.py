@@ -29,7 +29,7 @@ def test_playground_queries_the_service_and_maps_the_fetched_vectors(demo_sandbo
     w.tabs.selected_index = 2
     pm = w.projection_map()
     assert pm.source == "service" and len(pm.ids) == 40  # the vectors the sandbox index holds
-    assert "(service)" in w.projection_fig.layout.title.text
+    assert "(service)" in w.projection_fig.layout.title.subtitle.text
     assert {t.name for t in w.projection_fig.data} >= {"hits", "query"}
 
 

@@ -157,7 +157,8 @@ def test_browse_tab_lists_namespaces_pages_maps_and_fetches_a_record(playground,
     assert playground.browse_count == min(n, 25) and playground.map_count == n
     assert f"{n:,} vectors in 1 namespace" in playground.w_browse_info.value
     assert list(playground.browse_records["id"]) == sorted(str(i["id"]) for i in local_corpus.items)[:25]
-    assert playground.browse_fig.layout.title.text.startswith("hybrid index, namespace (default): PCA of")
+    title = playground.browse_fig.layout.title
+    assert title.text == "hybrid index · namespace (default)" and f"PCA of {n} vectors" in title.subtitle.text
     assert {t.name for t in playground.browse_fig.data} >= {"pets", "finance", "food"}  # coloured by genre
     playground.w_record_id.value = "doc-7"
     assert playground.record.id == "doc-7" and "sourdough" in playground.w_record.value
@@ -193,7 +194,7 @@ def test_a_remote_index_filled_only_through_the_sdk_is_browsed_and_mapped(demo_s
     w.w_browse_next.click()  # 26-50
     w.next_page()  # 51-60
     assert w.browse_count == 60 and w.browse_cursor == "" and w.w_browse_next.disabled
-    assert w.map_count == 20 and "service, 20 sampled of 60" in w.browse_fig.layout.title.text
+    assert w.map_count == 20 and "service, 20 sampled of 60" in w.browse_fig.layout.title.subtitle.text
     assert {t.name for t in w.browse_fig.data} == {"c0", "c1", "c2"}
     record = w.inspect("sdk-042", "sdk-only")
     assert record.metadata == {"cluster": "c0"} and len(record.vector) == 384

@@ -3,6 +3,7 @@
 - ``controls``: the request (text, topK, namespace, filter, index kind and its options);
 - ``results``, ``compare``, ``projection``, ``batch``, ``browse``, ``explain``, ``evaluate``: the tabs;
 - ``session``: what the tabs share (the request, where each kind's queries go, the hits, the maps);
+- ``stale``: hits kept on screen while an edited filter is not applied yet, dimmed under a note;
 - ``app``: composes them.
 
 What is not widget code lives below: where queries go in :mod:`svckit.vector.routing`, sampling and

@@ -1,4 +1,5 @@
-"""The playground's HTML tables: hits, one record in full, float columns to five digits."""
+"""The playground's HTML tables: hits, one record in full, float columns in the playground's one
+precision (:func:`~svckit.widgets._plots.vector.score_text`, six decimals, as its charts and frames)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from svckit.widgets._common import frame_html
+from svckit.widgets._plots.vector import score_text
 
 
 def hits_html(df: pd.DataFrame, *, max_chars: int = 160) -> str:
@@ -32,14 +34,23 @@ def hits_html(df: pd.DataFrame, *, max_chars: int = 160) -> str:
             return text if len(text) <= max_chars else text[:max_chars] + "…"
 
         show["data"] = show["data"].fillna("").map(one_line)
-    show["score"] = show["score"].map("{:.4f}".format)
+    show["score"] = show["score"].map(score_text)
     show.columns = [c.removeprefix("metadata.") for c in show.columns]
-    return frame_html(show)
+    return wide_html(frame_html(show))
 
 
 def ranks_html(df: pd.DataFrame) -> str:
-    """Rank, id and score of the hits (the side-by-side comparison's columns)."""
-    return hits_html(df[["rank", "id", "score"]].assign(vector=None, sparse_terms=pd.NA, data=pd.NA))
+    """Rank, id and score of the hits (the side-by-side comparison's columns), as wide as its ids: in
+    a row of such tables that is too narrow, the next table goes below instead of cutting this one."""
+    if df.empty:
+        return "<i>no results</i>"
+    show = df[["rank", "id", "score"]].assign(score=df["score"].map(score_text))
+    return f"<div class='svckit-ranks' style='width:max-content;max-width:100%;overflow-x:auto'>{frame_html(show)}</div>"
+
+
+def wide_html(table: str) -> str:
+    """A table in a box that scrolls sideways instead of being cut at the widget's edge."""
+    return f"<div style='overflow-x:auto;max-width:100%'>{table}</div>"
 
 
 def record_html(record: Any, namespace: str = "") -> str:
@@ -66,10 +77,7 @@ def record_html(record: Any, namespace: str = "") -> str:
 
 
 def numbers_html(frame: pd.DataFrame, **options: Any) -> str:
-    """A table whose float columns show five significant digits (NA as a dash), in a box that scrolls
-    sideways instead of being cut at the widget's edge."""
-    def five(value: Any) -> str:
-        return "–" if pd.isna(value) else f"{float(value):.5g}"
-
-    formats = {c: five for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
-    return f"<div style='overflow-x:auto;max-width:100%'>{frame_html(frame, formatters=formats, **options)}</div>"
+    """A table whose float columns show the playground's one precision (NA as a dash), in a box that
+    scrolls sideways instead of being cut at the widget's edge."""
+    formats = {c: score_text for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+    return wide_html(frame_html(frame, formatters=formats, **options))

@@ -30,6 +30,7 @@ from svckit.widgets.vector_playground.explain import ExplainTab
 from svckit.widgets.vector_playground.projection import ProjectionTab
 from svckit.widgets.vector_playground.results import ResultsTab
 from svckit.widgets.vector_playground.session import Session
+from svckit.widgets.vector_playground.stale import show_stale, stale_note
 
 TABS = ("Results", "Compare modes", "Projection", "Batch", "Browse", "Explain", "Evaluate")
 PROJECTION_TAB, BROWSE_TAB, EXPLAIN_TAB = TABS.index("Projection"), TABS.index("Browse"), TABS.index("Explain")
@@ -59,6 +60,9 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     method (``query()``, ``compare()``, ``project()``, ``batch()``, ``browse()``, ``inspect()``,
     ``explain()``, ``evaluate()`` ...), so tests and notebooks drive it without a browser."""
 
+    #: the Batch tab draws a chart per query after the widget is displayed: room for that many in
+    #: its static view (a batch of more is named there, "not kept")
+    static_spare_charts = 6
     color_by = T.Unicode("score")
     batch_text = T.Unicode("")
     explain_hit = T.Unicode("", allow_none=True)  # the hit whose contributions are drawn (None: no hits)
@@ -68,6 +72,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     fallback_reason = T.Unicode("")
     result_count = T.Int(0)
     status = T.Unicode("")
+    stale = T.Unicode("")  # why the hits shown no longer answer the request ("" while they do)
 
     def __init__(self, clients: Mapping[str, VectorQueries | None] | None = None, *,
                  corpus: LocalCorpus | None = None, not_configured: Mapping[str, str] | None = None,
@@ -88,12 +93,14 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         self._applied_filter = ""
         self.w_banner = W.HTML("")
         self.w_status = W.HTML("")
+        self.w_stale = W.HTML("")
         self.tabs = W.Tab(children=[self.results, self.comparison, self.projection, self.batcher, self.browse_tab,
                                     self.explainer, self.evaluator], titles=TABS)
         super().__init__([style_widget(), W.HTML("<h3 style='margin:4px 0'>Vector query playground</h3>"),
-                          self.w_banner, self.controls, self.w_status, self.tabs])
+                          self.w_banner, self.controls, self.w_status, self.w_stale, self.tabs])
         self.add_class("svckit-vector-playground")
         self.w_status.add_class("svckit-status")
+        self.w_stale.add_class("svckit-stale-note")
         self.w_banner.add_class("svckit-banner-box")
         for view, names in LINKED.items():
             for name in names:  # the view's state is the start; the traits given here then reach it
@@ -104,8 +111,12 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         self.observe(self._on_kind, names="index_kind")
         self.observe(self._on_request_change, names=REQUEST)
         self.observe(self._on_color, names="color_by")
+        self.observe(self._on_stale, names="stale")
         self.tabs.observe(self._on_tab, names="selected_index")
         self.controls.w_search.on_click(lambda _b: self.query())
+        # Enter in the filter box searches (the box sends its text as typed, to check it at once, and
+        # Enter as a "submit" message of its own)
+        self.controls.w_filter.on_msg(self._on_filter_submit)
         self.results.w_hit_fetch.on_click(lambda _b: self.w_hit_pick.value and self.inspect(self.w_hit_pick.value))
         with self._quiet:
             self.index_kind = index_kind
@@ -148,12 +159,12 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         if not self.query_text.strip():
             return self._say("type a query")
         try:
-            self._applied_filter = self.filter_text
             hits = self.session.run(self.index_kind, [self.query_text], self.params())[0]
         except SvcError as exc:
             return self._say(f"query failed: {exc}", error=True)
         finally:
             self._update_banner()
+        self._applied_filter, self.stale = self.filter_text, ""
         self.session.hits = frames.hits_frame(hits)
         self.result_count = len(self.hits)
         self.results.show(self.hits, f"Scores for “{self.query_text[:60]}” ({self.index_kind})")
@@ -209,7 +220,8 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         looked up in the query's namespace. Returns the record (None if missing)."""
         ns = self.namespace.strip() if namespace is None else namespace
         record, shown = self.browse_tab.inspect(vector_id, ns)
-        self.results.w_hit_record.value = shown
+        if vector_id in self.results.w_hit_pick.options and ns == self.namespace.strip():
+            self.results.w_hit_record.value = shown  # one of the hits shown: under them too
         return record
 
     def explain(self, hit_id: str | None = None) -> pd.DataFrame:
@@ -262,11 +274,23 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
 
     # -- handlers -------------------------------------------------------------------------------------
     def _on_filter(self, _change: dict) -> None:
-        # parsed on every keystroke (errors show at once); a valid filter is applied on Search/Enter
-        # so typing does not send a request per character
-        if self.controls.check_filter() and self.query_text.strip() and not self._quiet \
-                and self.filter_text != self._applied_filter:
-            self._say("filter is valid: press Search to apply it")
+        # parsed on every keystroke (errors show at once); the filter is applied on Enter or Search, so
+        # typing does not send a request per character, and until then the hits shown say they are stale
+        valid = self.controls.check_filter()
+        if self._quiet:
+            return
+        changed = self.filter_text != self._applied_filter and len(self.hits) > 0
+        self.stale = stale_note(self._applied_filter) if changed else ""
+        if valid and changed:
+            self._say("filter is valid: press Enter (or Search) to apply it")
+
+    def _on_filter_submit(self, _widget: Any, content: dict, _buffers: Any) -> None:
+        if content.get("event") == "submit":
+            self.query()
+
+    def _on_stale(self, _change: dict) -> None:
+        show_stale(self.w_stale, (self.results.score_fig, self.results.w_table, self.comparison.rank_fig,
+                                  self.comparison.compare_tables), self.stale)
 
     def _on_kind(self, _change: dict) -> None:
         self._update_banner()

@@ -178,9 +178,9 @@ class BrowseTab(BrowseState, W.VBox):
         field_name = self.w_browse_color.value
         color = pm.metadata[field_name] if field_name in pm.metadata.columns else None
         fig = projection_figure(pm.coords, ids=list(pm.ids), color=color, color_label=field_name,
-                                title=f"{kind} index, namespace {ns or '(default)'}: PCA of {len(pm.ids):,} "
-                                      f"vectors ({pm.source})")
-        fig.update_layout(width=560, height=460)
+                                title=f"{kind} index · namespace {ns or '(default)'}", explained=pm.explained,
+                                detail=f"PCA of {len(pm.ids):,} vectors ({pm.source})")
+        fig.update_layout(width=560, height=480)
         self.browse_fig.show(fig)
         return fig
 

@@ -23,7 +23,9 @@ class CompareTab(W.VBox):
         self.session = session
         self.by_mode: dict[str, pd.DataFrame] = {}
         self.rank_fig = Chart().add_class("svckit-rank-chart")
-        self.compare_tables = W.HBox([])
+        # the three tables side by side where they fit, one under another where they do not
+        self.compare_tables = W.HBox([], layout=W.Layout(flex_flow="row wrap"))
+        self.compare_tables.add_class("svckit-compare-tables")
         super().__init__([self.rank_fig, self.compare_tables], **kwargs)
 
     def compare(self) -> list[str]:
@@ -40,6 +42,6 @@ class CompareTab(W.VBox):
         self.rank_fig.show(rank_shift_figure(self.by_mode, title="Rank shift across query modes"))
         self.compare_tables.children = [
             W.VBox([W.HTML(f"<b style='color:{MODE_COLORS[m]}'>{html.escape(m)}</b>"), W.HTML(ranks_html(df))],
-                   layout=W.Layout(margin="0 12px 0 0"))
+                   layout=W.Layout(flex="0 0 auto", max_width="100%", margin="0 16px 4px 0"))
             for m, df in self.by_mode.items()]
         return failed

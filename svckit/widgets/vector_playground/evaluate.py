@@ -15,7 +15,7 @@ from svckit._progress import Progress
 from svckit.errors import SvcError
 from svckit.vector import evaluation
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import frame_html, message_html, muted_html
+from svckit.widgets._common import message_html, muted_html
 from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets._plots import evaluation_figure
 from svckit.widgets.vector_playground._tables import numbers_html
@@ -141,7 +141,7 @@ class EvaluateTab(EvaluateState, W.VBox):
         cancelled = bool(per_query.attrs.get("cancelled"))
         self._say(f"{'cancelled after' if cancelled else 'done:'} {len(per_query)} query runs, {len(labelled)} "
                   f"labelled queries × {len(summary)} configuration(s), top {k}, {kind} index ({where})")
-        self.w_eval_table.value = frame_html(summary.round(4)) if len(summary) else "<i>nothing evaluated</i>"
+        self.w_eval_table.value = numbers_html(summary) if len(summary) else "<i>nothing evaluated</i>"
         fig = evaluation_figure(summary, title=f"{self.labelled_name}: {kind} index, k = {k}")
         fig.update_layout(width=620)
         self.eval_fig.show(fig)

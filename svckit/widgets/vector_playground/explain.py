@@ -15,8 +15,9 @@ from svckit import frames
 from svckit.errors import SvcError
 from svckit.vector.explain import explain_hits
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import Quiet, frame_html, message_html, muted_html
+from svckit.widgets._common import Quiet, message_html, muted_html
 from svckit.widgets._plots import empty_figure, explain_figure
+from svckit.widgets._plots.vector import score_text
 from svckit.widgets.vector_playground._tables import numbers_html
 from svckit.widgets.vector_playground.session import Session
 
@@ -74,7 +75,7 @@ class ExplainTab(W.VBox):
             f"<div class='svckit-explain-note'><b>{ex.kind}</b> index ({session.where()}), mode {ex.mode}. "
             f"{html.escape(how)}.<br>{muted_html(ex.source[0].upper() + ex.source[1:] + '.')}</div>")
         self.w_explain_stats.value = (
-            f"{muted_html('DBSF normalisation bounds per side')}{frame_html(frames.fusion_stats_frame(ex).round(4))}"
+            f"{muted_html('DBSF normalisation bounds per side')}{numbers_html(frames.fusion_stats_frame(ex))}"
             if ex.fusion == "DBSF" else "")
         show = self.explained.drop(columns=["formula"])
         self.w_explain_table.value = numbers_html(show) if len(show) else "<i>no results</i>"
@@ -96,11 +97,12 @@ class ExplainTab(W.VBox):
             return None
         row = self.explained[self.explained["id"] == hit_id].iloc[0]
         terms = frames.explain_terms_frame(self.explanation, hit_id)
-        shown = terms.reindex(columns=["term", "tf", "doc_len", "idf", "query_weight", "doc_weight", "contribution"])
-        shown = shown.dropna(axis=1, how="all")
+        shown = terms.reindex(columns=["word", "term", "tf", "doc_len", "idf", "query_weight", "doc_weight",
+                                       "contribution"]).rename(columns={"term": "stem"})
+        shown = shown.dropna(axis=1, how="all")  # what the service does not say (tf, idf) is left out
         self.w_explain_formula.value = (
-            f"<div><b>{int(row['rank'])}. {html.escape(hit_id)}</b>: score {float(row['score']):.6g} "
-            f"(returned), {float(row['recomputed']):.6g} (recomputed)<br><code>{html.escape(str(row['formula']))}"
+            f"<div><b>{int(row['rank'])}. {html.escape(hit_id)}</b>: score {score_text(row['score'])} "
+            f"(returned), {score_text(row['recomputed'])} (recomputed)<br><code>{html.escape(str(row['formula']))}"
             "</code></div>")
         fig = explain_figure(row.to_dict(), terms, fusion=self.explanation.fusion,
                              title=f"Why {hit_id} ranks {int(row['rank'])}")

@@ -70,6 +70,7 @@ class ProjectionTab(W.VBox):
         fig = projection_figure(
             pm.coords, ids=list(pm.ids), color=color, color_label=label, hits=hits.loc[hit_rows],
             hit_coords=np.asarray(hit_xy).reshape(-1, 2), query_coords=pm.transform(qunit),
-            title=f"{session.kind} index: PCA of {len(pm.ids):,} vectors ({pm.source})")
+            title=f"{session.kind} index: the query and its hits on a map of the index", explained=pm.explained,
+            detail=f"PCA of {len(pm.ids):,} vectors ({pm.source})")
         self.projection_fig.show(fig)
         return fig

@@ -1,4 +1,4 @@
-"""The Results tab: the hits' scores as bars, the hits as a table, and any hit in full."""
+"""The Results tab: the hits' scores as bars, the hits as a table, and any hit of them in full."""
 
 from __future__ import annotations
 
@@ -29,4 +29,5 @@ class ResultsTab(W.VBox):
         """Draw ``hits`` (:func:`svckit.frames.hits_frame`): the table, the score bars, the hit picker."""
         self.w_table.value = hits_html(hits)
         self.w_hit_pick.options = list(hits["id"])
+        self.w_hit_record.value = ""  # a record shown before belongs to other hits
         self.score_fig.show(score_figure(hits, title=title))
