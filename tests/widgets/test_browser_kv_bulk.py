@@ -27,7 +27,7 @@ def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots, ui) -> Non
     # the notebook's own dry run is shown, with its sample table
     result = bulk.locator(".svc-bulk-result")
     result.wait_for(timeout=30_000)
-    assert "200 keys match nb:user:*" in result.inner_text()
+    assert "200 keys matching nb:user:*" in result.inner_text()
     assert bulk.locator(".svc-bulk-sample table tbody tr").count() == 20
     # a click on "Dry run" runs it again in the kernel's thread and shows it. The notebook's own result
     # says the same: it is blanked first, so that what is waited for is the new one (a "Run…" clicked
@@ -35,11 +35,11 @@ def test_bulk_tab_and_value_formatter(browser, lab: Lab, screenshots, ui) -> Non
     result.evaluate("r => { r.querySelector('.widget-html-content').innerHTML = ''; }")
     bulk.get_by_role("button", name="Dry run").click()
     page.wait_for_function("() => { const r = document.querySelector('.svc-kv-explorer .svc-bulk-result');"
-                           " return r && r.textContent.includes('200 keys match') &&"
-                           " r.textContent.includes('Choose an action'); }", timeout=30_000)
+                           " return r && r.textContent.includes('200 keys matching') &&"
+                           " r.textContent.includes('Run… is enabled'); }", timeout=30_000)
     # Run asks first: the confirmation names the count, nothing runs until it is confirmed
     bulk.get_by_role("button", name="Run…").click()
-    confirm = bulk.locator(".svc-confirm").last
+    confirm = bulk.locator(".svc-bulk .svc-confirm")
     confirm.wait_for(state="visible", timeout=20_000)
     assert "Set a TTL of 3,600 s on 200 keys matching nb:user:*" in confirm.inner_text()
     bulk.scroll_into_view_if_needed()

@@ -51,16 +51,18 @@ def test_dry_run_counts_and_samples_then_delete_waits_for_confirmation(bulk_keys
     kv = bulk_keys
     w = KVExplorer(kv, pattern="bulk:a:*")
     assert w.bulk_pattern == "bulk:a:*" and "bulk:a:*" in w.bulk_target.value
+    assert w.bulk_run_button.disabled
     w.bulk_run_button.click()  # no dry run yet: nothing to confirm
     assert not w.bulk_confirm.pending and "dry run first" in w.bulk_text.lower()
 
+    w.bulk_action = "delete"
     plan = w.bulk_dry_run()
     assert plan is not None and (plan.count, plan.complete) == (1500, True)
-    assert w.bulk_state == "planned" and "1,500 keys match bulk:a:*" in w.bulk_text
+    assert w.bulk_state == "planned" and "1,500 keys matching bulk:a:*" in w.bulk_text
     assert w.bulk_progress.value == w.bulk_progress.max
     assert "<table" in w.bulk_sample.value and "bulk:a:" in w.bulk_sample.value and "bulk:b:" not in w.bulk_sample.value
 
-    w.bulk_action = "delete"
+    assert not w.bulk_run_button.disabled
     w.bulk_run_button.click()
     assert w.bulk_confirm.pending and "Delete 1,500 keys matching bulk:a:*" in w.bulk_confirm.question.value
     assert kv.exists("bulk:a:0") == 1  # nothing ran before the confirmation
@@ -84,7 +86,7 @@ def test_the_browser_counts_every_key_it_matches_and_the_whole_keyspace(bulk_key
     assert total >= 1541 and w.browser.dbsize == total and w.browser.complete
     assert sorted(w.browser.matches) == sorted([*(f"bulk:a:{i}" for i in range(1500)),
                                                 *(f"bulk:b:{i}" for i in range(40)), "bulk:ab"])
-    assert f"<b>1,541</b> matching · scanned {total:,} of ~{total:,} keys</span>" in w.browser.status.value
+    assert f"1,541 keys matching bulk:* · scanned all {total:,} keys</span>" in w.browser.status.value
 
 
 def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
@@ -92,12 +94,14 @@ def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
     w = KVExplorer(kv, pattern="bulk:*")
     w.scan_all()
     assert "bulk:b:" in [v for _, v in w.tree_list.options]
-    w.tree_list.value = "bulk:b:"  # a click on the node
+    w.tree_list.value = "bulk:b:"  # a click on the node: it opens, and the Bulk tab aims at it
+    assert w.bulk_pattern == "bulk:b:*" and w.pattern == "bulk:*"
+    w.tree_filter.click()  # "Filter keys": the browser searches the node too
     assert w.pattern == "bulk:b:*" and w.bulk_pattern == "bulk:b:*"
-    w.bulk_dry_run()
-    assert w.bulk_plan.count == 40
     w.bulk_action_box.value = "set TTL"
     w.bulk_ttl_box.value = 500
+    w.bulk_dry_run()
+    assert w.bulk_plan.count == 40
     assert (w.bulk_action, w.bulk_ttl) == ("set TTL", 500)
     assert w.bulk_ttl_box.layout.display == "flex" and w.bulk_path_box.layout.display == "none"
     _run_confirmed(w)
@@ -105,8 +109,8 @@ def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
     assert all(0 < kv.ttl(f"bulk:b:{i}") <= 500 for i in range(40))
     assert kv.ttl("bulk:a:1") == -1 and kv.ttl("bulk:ab") == -1
 
-    w.bulk_dry_run()
     w.bulk_action = "clear TTL"
+    w.bulk_dry_run()
     _run_confirmed(w)
     assert "TTL cleared on 40" in w.bulk_text
     assert all(kv.ttl(f"bulk:b:{i}") == -1 for i in range(40))
@@ -115,8 +119,8 @@ def test_a_key_tree_node_is_the_target_of_set_and_clear_ttl(bulk_keys) -> None:
 def test_exports_to_a_dataframe_and_to_a_csv_file(bulk_keys, tmp_path: Path) -> None:
     kv = bulk_keys
     w = KVExplorer(kv, pattern="bulk:b:*")
-    w.bulk_dry_run()
     w.bulk_action = "export DataFrame"
+    w.bulk_dry_run()
     _run_confirmed(w)
     frame = w.bulk_frame
     assert len(frame) == 40 and set(frame["type"]) == {"string"}
@@ -138,6 +142,7 @@ def test_cancel_stops_the_run_between_batches_and_says_what_was_done(bulk_keys) 
     kv = bulk_keys
     w = KVExplorer(kv, pattern="bulk:a:*")
     w.bulk_batch = 10
+    w.bulk_action = "delete"
     w.bulk_dry_run()
 
     def cancel_after_two_batches(change) -> None:
@@ -153,7 +158,8 @@ def test_cancel_stops_the_run_between_batches_and_says_what_was_done(bulk_keys) 
     assert w.bulk_state == "cancelled" and s.cancelled and 2 <= s.batches < 150 and s.done == 10 * s.batches
     assert f"cancelled after {s.batches} batches" in w.bulk_text
     assert len(list(kv.scan_iter("bulk:a:*"))) == 1500 - s.done
-    assert w.bulk_cancel_button.disabled and not w.bulk_run_button.disabled
+    # the keyspace changed: Run… waits for a new dry run, which may be made at once
+    assert w.bulk_cancel_button.disabled and w.bulk_run_button.disabled and not w.bulk_dry_button.disabled
 
 
 def test_read_only_token_disables_bulk_actions_with_the_reason(clients, bulk_keys) -> None:
@@ -260,3 +266,61 @@ def test_formatters_show_values_or_say_why_they_do_not_fit(large_values) -> None
     assert w.formatted_value["value"].str.startswith("invalid: not valid gzip").all()
     w.value_format = "raw"
     assert w.formatted_value is None and "<table" in w.value_view.value
+
+
+# -- what a console would do: no destructive default, a dry run before Run, one wording, JSON ----------
+
+
+def test_run_waits_for_a_dry_run_of_this_pattern_type_and_action(bulk_keys) -> None:
+    w = KVExplorer(bulk_keys, pattern="bulk:b:*")
+    assert w.bulk_action == w.bulk_action_box.value == "export DataFrame"  # writes nothing
+    assert w.bulk_run_button.disabled and not w.bulk_dry_button.disabled
+    w.bulk_dry_run()
+    assert not w.bulk_run_button.disabled
+    w.bulk_action_box.value = "delete"  # another action: its own dry run first
+    assert w.bulk_run_button.disabled and "make a dry run of it" in w.bulk_text
+    w.bulk_dry_run()
+    assert not w.bulk_run_button.disabled
+    w.type_filter = "hash"  # another type: the dry run counted other keys
+    assert w.bulk_run_button.disabled
+    w.type_filter = ""
+    w.bulk_dry_run()
+    w.pattern = "bulk:a:*"  # another pattern
+    assert w.bulk_run_button.disabled and w.bulk_plan is None
+    assert bulk_keys.exists("bulk:b:1") == 1
+
+
+def test_the_browser_and_the_bulk_tab_count_in_the_same_words(kv) -> None:
+    _fill(kv, "same:noise:", 2500)
+    _fill(kv, "same:user:", 200)
+    try:
+        w = KVExplorer(kv, pattern="same:user")  # a word: both search *same:user*
+        total = kv.dbsize()
+        assert w.bulk_pattern == w.browser.glob == "*same:user*"
+        if not w.complete:  # one SCAN of COUNT 1,000 found a page: the browser says it is partial
+            assert "keys matching *same:user* so far · scanned " in w.status.value and f"of ~{total:,} keys" in w.status.value
+        w.bulk_dry_run()
+        counted = f"200 keys matching *same:user* · scanned all {total:,} keys"
+        assert counted in w.bulk_text and counted in w.bulk_progress_label.value
+        w.scan_all()
+        assert counted in w.status.value
+    finally:
+        for key in kv.scan_iter("same:*", count=1000):
+            kv.delete(key)
+
+
+def test_exported_values_are_shown_as_json(kv) -> None:
+    kv.hset("expjson:user:1", mapping={"name": "Ada", "plan": "paid"})
+    kv.rpush("expjson:list", "a", "b")
+    try:
+        w = KVExplorer(kv, pattern="expjson:*")
+        w.bulk_dry_run()
+        _run_confirmed(w)
+        shown = w.bulk_sample.value
+        assert "{&quot;name&quot;: &quot;Ada&quot;, &quot;plan&quot;: &quot;paid&quot;}" in shown
+        assert "[&quot;a&quot;, &quot;b&quot;]" in shown
+        assert "{&#x27;name&#x27;" not in shown and "&#x27;a&#x27;" not in shown  # no Python reprs
+        assert dict(zip(w.bulk_frame["key"], w.bulk_frame["value"]))["expjson:user:1"] == {"name": "Ada", "plan": "paid"}
+    finally:
+        kv.delete("expjson:user:1")
+        kv.delete("expjson:list")

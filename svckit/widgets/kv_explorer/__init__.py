@@ -1,8 +1,9 @@
 """The KV explorer (:class:`KVExplorer`), one view per part:
 
-- ``browser``: the pattern, bounded SCAN steps, the key list and its pages;
+- ``browser``: the search, bounded SCAN steps, the key list and its pages (``listing``: their words);
 - ``value_view``: the selected key's value, paged and formatted, and its edits;
-- ``key_tree``: prefixes by a delimiter; ``console``: commands, pipelines, transactions;
+- ``key_tree``: namespaces by a delimiter, with counts and memory; ``console``: commands, pipelines,
+  transactions;
 - ``streams``: the monitor and pub/sub; ``bulk_panel``: dry runs and bulk actions;
 - ``app``: composes them.
 """

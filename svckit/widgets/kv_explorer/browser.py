@@ -6,13 +6,18 @@ Staying responsive on millions of keys comes down to never asking for "everythin
   stops as soon as a page of matches is found; "scan all" stops at ``scan_cap`` matches.
 - TYPE, PTTL and MEMORY USAGE are fetched only for the visible page, in one pipeline (plus one more
   pipeline for the lengths, whose command depends on the type).
-- A pattern without glob characters is an exact key name: it is looked up directly (no SCAN).
+- A word without glob characters is searched for as RedisInsight does, anywhere in the key name
+  (``user`` scans ``*user*``, and the status says so); a key of exactly that name is also looked
+  up directly beside the first SCAN and picked. Under a Read Only token, which may not SCAN, the
+  word is only looked up by its exact name.
+- The keys found are listed once, in natural order (``user:2`` before ``user:10``), each with its
+  type, TTL, memory and length, in one selectable list.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as W
@@ -21,38 +26,33 @@ import traitlets as T
 
 from svckit import frames
 from svckit._inflight import InFlight
-from svckit._units import duration_text
 from svckit.errors import SvcError
 from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, scan_keys
-from svckit.widgets._common import (
-    MessageBar,
-    Quiet,
-    badge,
-    error_text,
-    frame_html,
-    muted_html,
+from svckit.widgets._common import MessageBar, Quiet, error_text, muted_html
+from svckit.widgets.kv_explorer.listing import (
+    GLOB_CHARS,
+    LIST_STYLE,
+    TYPE_CHOICES,
+    is_exact_key,
+    key_list_labels,
+    keys_table_html,
+    natural_key,
+    plural,
+    scan_text,
+    search_glob,
 )
 
-GLOB_CHARS = set("*?[")
-TYPE_CHOICES = [("any type", ""), ("string", "string"), ("hash", "hash"), ("list", "list"), ("set", "set"),
-                ("zset", "zset"), ("stream", "stream"), ("JSON", "ReJSON-RL")]
-
-
-def is_exact_key(pattern: str) -> bool:
-    """A pattern with no glob characters names one key."""
-    return bool(pattern) and not (set(pattern) & GLOB_CHARS)
-
-
-def keys_table_html(frame: pd.DataFrame, max_rows: int = 200, drop: Sequence[str] = ()) -> str:
-    """Keys with their metadata (:func:`svckit.frames.keys_frame`) as a table: type badges, readable TTL
-    and memory (``drop``: columns left out)."""
-    shown = frame.assign(memory=frame["memory_bytes"].map(frames.format_bytes))
-    shown = shown.drop(columns=["memory_bytes", "ttl_s", *drop])
-    return frame_html(shown, max_rows=max_rows, formatters={
-        "type": lambda t: badge(t) if isinstance(t, str) else "—",
-        "expires": lambda d: "no expiry" if pd.isna(d) else html.escape(duration_text(d.total_seconds())),
-    })
-
+__all__ = [
+    "GLOB_CHARS",
+    "KeyBrowser",
+    "ScanState",
+    "is_exact_key",
+    "keys_table_html",
+    "natural_key",
+    "plural",
+    "scan_text",
+    "search_glob",
+]
 
 class ScanState(T.HasTraits):
     """What the key browser scans and has found (the explorer shows the same traits)."""
@@ -65,7 +65,8 @@ class ScanState(T.HasTraits):
     max_steps = T.Int(50, help="SCAN calls per 'scan more' at most")
     scan_cap = T.Int(10_000, help="matches at which 'scan all' stops")
     # no per-element trait: validating a million strings on every assignment would dominate scan-all
-    matches = T.List(help="matching keys found so far, in SCAN order")
+    matches = T.List(help="matching keys found so far, in natural order")
+    glob = T.Unicode("*", help="the SCAN pattern of ``pattern``: a plain word w is searched as *w*")
     page = T.Int(0)
     cursor = T.Int(0)
     complete = T.Bool(False)
@@ -76,9 +77,9 @@ class ScanState(T.HasTraits):
 
 
 class KeyBrowser(ScanState, W.VBox):
-    """The toolbar (pattern, type, Refresh, Scan more, Scan all), the key list and its pages, and the
-    table of the visible keys. ``selected`` is the key shown as picked; ``on_pick(key)`` is called
-    when the user picks one (or an exact pattern finds its key)."""
+    """The toolbar (pattern, type, Refresh, Scan more, Scan all) and the one list of the keys found,
+    a page at a time, each with its type, TTL, memory and length. ``selected`` is the key shown as
+    picked; ``on_pick(key)`` is called when the user picks one (or the key named exactly is found)."""
 
     def __init__(self, kv: Any, messages: MessageBar, **kwargs: Any) -> None:
         self.kv = kv
@@ -87,25 +88,27 @@ class KeyBrowser(ScanState, W.VBox):
         self.visible_frame = frames.keys_frame([])
         self._scan = KeyScan()
         self._quiet = Quiet()
-        self.pattern_box = W.Text(description="Pattern", placeholder="user:* or an exact key",
+        self.pattern_box = W.Text(description="Search", placeholder="a word (user) or a pattern (user:*)",
                                   continuous_update=False, layout=W.Layout(width="320px"))
         self.type_box = W.Dropdown(options=TYPE_CHOICES, value="", description="Type", layout=W.Layout(width="190px"))
         self.refresh_button = W.Button(description="Refresh", icon="refresh", layout=W.Layout(width="100px"))
         self.more_button = W.Button(description="Scan more", icon="forward", layout=W.Layout(width="110px"))
         self.all_button = W.Button(description="Scan all (capped)", icon="fast-forward", layout=W.Layout(width="170px"))
         self.status = W.HTML()
-        self.key_list = W.Select(options=[], rows=18, layout=W.Layout(width="100%"))
+        self.list_header = W.HTML()
+        self.key_list = W.Select(options=[], rows=18, layout=W.Layout(width="auto"))
         self.prev_button = W.Button(icon="chevron-left", layout=W.Layout(width="36px"), tooltip="previous page")
         self.next_button = W.Button(icon="chevron-right", layout=W.Layout(width="36px"), tooltip="next page")
         self.page_label = W.HTML()
-        self.keys_table = W.HTML()
+        self.keys_table = W.HTML()  # the visible page as a table (not shown: the list shows the same)
         for w, css in ((self.pattern_box, "svc-pattern"), (self.status, "svc-scan-status"),
-                       (self.key_list, "svc-key-list")):
+                       (self.key_list, "svc-key-list"), (self.list_header, "svc-key-list-header")):
             w.add_class(css)
         self.toolbar = W.HBox([self.pattern_box, self.type_box, self.refresh_button, self.more_button,
                                self.all_button], layout=W.Layout(flex_flow="row wrap", align_items="center"))
         pager = W.HBox([self.prev_button, self.page_label, self.next_button], layout=W.Layout(align_items="center"))
-        super().__init__([self.key_list, pager], **kwargs)
+        style = W.HTML(LIST_STYLE, layout=W.Layout(height="0px", margin="0"))
+        super().__init__([style, self.list_header, self.key_list, pager], **kwargs)
         T.dlink((self.pattern_box, "value"), (self, "pattern"), lambda text: text.strip() or "*")
         T.dlink((self, "pattern"), (self.pattern_box, "value"))
         T.link((self.type_box, "value"), (self, "type_filter"))
@@ -117,23 +120,38 @@ class KeyBrowser(ScanState, W.VBox):
         self.key_list.observe(self._on_key_clicked, names="value")
 
     # -- scanning ------------------------------------------------------------------------------------
+    @property
+    def scan_state(self) -> KeyScan:
+        """The walk the list shows (pattern, type, cursor, keys found): what the key tree counts."""
+        return self._scan
+
     def refresh(self) -> None:
-        """Start over: the first page of matches (or a direct lookup of an exact name), with DBSIZE
-        asked beside the first SCAN, not before it: one round trip fewer far from the service."""
-        self._scan = KeyScan(self.pattern or None, self.type_filter or None, self.count)
+        """Start over: the first page of matches, with DBSIZE asked beside the first SCAN, not before
+        it (one round trip fewer far from the service). A word is searched for anywhere in key names,
+        and a key named exactly that is looked up beside it (alone under a Read Only token)."""
+        self.glob = search_glob(self.pattern)
+        self._scan = KeyScan(self.glob, self.type_filter or None, self.count)
         self.cursor, self.complete, self.scanned, self.page = 0, False, 0, 0
         self.matches = []
         self.messages.say("")
+        word = is_exact_key(self.pattern)
+        found = False
         with InFlight(1) as beside:
             beside.submit(self._dbsize, then=self._took_dbsize)
-            if is_exact_key(self.pattern):
+            if word:
                 found = self._exists(self.pattern)
-            else:
+            if not (word and self.readonly):
                 self._scan_steps(self.page_size, self.max_steps)
-        if is_exact_key(self.pattern):
+        if word and self.readonly:
             self._show_exact(self.pattern, found)
-        else:
-            self.show_page(0)
+            return
+        if found and self.pattern not in self.matches:
+            self._scan.keys.append(self.pattern)
+            self._scan._seen.add(self.pattern)
+            self._sort()
+        self.show_page(self._page_of(self.pattern) if found else 0)
+        if found:
+            self.on_pick(self.pattern)
 
     def _dbsize(self) -> int | SvcError:
         try:
@@ -157,10 +175,17 @@ class KeyBrowser(ScanState, W.VBox):
         self.complete = True
         self.matches = [key] if found else []
         if not found and not self.messages.message:
-            self.messages.say(f"No key named {key!r}.", "info")
+            self.messages.say(f"No key named {key!r} (the Read Only token may not SCAN, so only an exact key name "
+                              "is looked up).", "info")
         self.show_page(0)
         if found:
             self.on_pick(key)
+
+    def _sort(self) -> None:
+        self.matches = sorted(self._scan.keys, key=natural_key)
+
+    def _page_of(self, key: str) -> int:
+        return self.matches.index(key) // self.page_size if key in self.matches else 0
 
     def _scan_steps(self, want: int, max_steps: int, count: int | None = None) -> None:
         scan = self._scan
@@ -171,7 +196,7 @@ class KeyBrowser(ScanState, W.VBox):
             self.messages.say(f"SCAN failed: {error_text(exc)}.{hint}", "error")
             scan.complete = True
         self.cursor, self.complete = scan.cursor, scan.complete
-        self.matches = list(scan.keys)
+        self._sort()
 
     def scan_more(self) -> None:
         """Scan until one more page of matches is found (at most ``max_steps`` SCAN calls)."""
@@ -198,17 +223,16 @@ class KeyBrowser(ScanState, W.VBox):
         self.matches = [k for k in self.matches if k != key]
         self.show_page(self.page)
 
+    def status_text(self) -> str:
+        """The status line as plain text (:func:`scan_text`'s words)."""
+        if is_exact_key(self.pattern) and self.readonly:
+            return f"exact lookup of {self.pattern} · {plural(len(self.matches))}"
+        return scan_text(len(self.matches), self.glob, self.scanned, self.dbsize, self.complete)
+
     def _update_status(self) -> None:
         # COUNT hints add up past the keyspace's size: show at most DBSIZE, and all of it once complete
-        scan = self._scan
-        walked = min(scan.scanned, self.dbsize) if self.dbsize else len(scan.keys)
-        self.scanned = self.dbsize if scan.complete and self.dbsize else walked
-        if is_exact_key(self.pattern):
-            text = f"exact lookup · {len(self.matches)} key"
-        else:
-            more = "" if self.complete else " · more to scan"
-            text = f"<b>{len(self.matches):,}</b> matching · scanned {self.scanned:,} of ~{self.dbsize:,} keys{more}"
-        self.status.value = f'<span class="svc-muted">{text}</span>'
+        self.scanned = self._scan.walked(self.dbsize) if self.dbsize else len(self._scan.keys)
+        self.status.value = muted_html(self.status_text())
         self.more_button.disabled = self.complete
         self.all_button.disabled = self.complete
 
@@ -236,11 +260,11 @@ class KeyBrowser(ScanState, W.VBox):
         except SvcError as exc:
             self.messages.say(f"Reading key metadata failed: {error_text(exc)}", "error")
         self.visible_frame = frames.keys_frame(rows)
-        labels = [(f"{r.key}   [{r.type if isinstance(r.type, str) else '?'}]", r.key)
-                  for r in self.visible_frame.itertuples()]
+        header, labels = key_list_labels(self.visible_frame)
         with self._quiet:
             self.key_list.options = labels
             self.key_list.value = self.selected if self.selected in keys else None
+        self.list_header.value = f"<pre class='svc-key-columns'>{html.escape(header)}</pre>" if labels else ""
         self.keys_table.value = keys_table_html(self.visible_frame, max_rows=self.page_size)
         return self.visible_frame
 

@@ -1,11 +1,17 @@
 """The explorer's Bulk tab: act on every key under a pattern or a key-tree node. A dry run counts and
 samples what an action will touch (:func:`svckit.kv.plan_bulk`); the run (delete, set or clear TTL,
 export) asks first, then works in pipelines as a background job with a progress bar and Cancel
-(:func:`svckit.kv.run_bulk`). A Read Only token may do neither."""
+(:func:`svckit.kv.run_bulk`). A Read Only token may do neither.
+
+As a console would: the default action writes nothing (an export to a DataFrame), **Run…** stays
+disabled until a dry run of the current pattern, type and action has been made (and is disabled
+again when one of them changes), the dry run counts in the browser's words (the same pattern, and
+"so far" only where the walk stopped early), and exported values are shown as JSON."""
 
 from __future__ import annotations
 
 import html
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +27,7 @@ from svckit.kv.bulk import BulkPlan, BulkSummary, pattern_for_prefix, plan_bulk,
 from svckit.kv.keyspace import describe_keys
 from svckit.widgets._common import ConfirmBar, error_text, frame_html, message_html, muted_html
 from svckit.widgets._jobs import BackgroundJob
-from svckit.widgets.kv_explorer.browser import keys_table_html
+from svckit.widgets.kv_explorer.listing import keys_table_html, plural, scan_text
 
 BULK_READONLY_REFUSAL = ("Bulk actions are disabled: the Read Only token may not SCAN the keyspace nor write keys. "
                          "Connect with the Standard token (SVC_KV_TOKEN) to use them.")
@@ -30,6 +36,16 @@ BULK_ACTIONS: dict[str, tuple[str, str | None]] = {
     "delete": ("delete", None), "set TTL": ("expire", None), "clear TTL": ("persist", None),
     "export CSV": ("export", "csv"), "export JSON lines": ("export", "jsonl"), "export DataFrame": ("export", "frame"),
 }
+
+
+def json_cell(value: Any) -> str:
+    """An exported value as JSON text (a string as it is), cut like any cell."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return html.escape(text if len(text) <= 300 else text[:300] + "…")
+
+
+#: the Run button's colour by what the action does: red where it removes keys, amber where it changes them
+RUN_STYLE = {"delete": "danger", "expire": "warning", "persist": "warning", "export": "primary"}
 #: what each state's text is drawn as
 STATE_KIND = {"failed": "error", "cancelled": "error", "done": "ok"}
 
@@ -38,7 +54,7 @@ class BulkState(T.HasTraits):
     """The Bulk tab's target, action and state (the explorer shows the same traits)."""
 
     bulk_pattern = T.Unicode("*", help="pattern the tab acts on: the current pattern or a key-tree node")
-    bulk_action = T.Unicode("delete", help="a key of BULK_ACTIONS")
+    bulk_action = T.Unicode("export DataFrame", help="a key of BULK_ACTIONS (the default writes nothing)")
     bulk_ttl = T.Int(3600)
     bulk_batch = T.Int(500, help="keys per pipeline")
     bulk_state = T.Unicode("idle", help="idle, planning, planned, running, done, cancelled or failed")
@@ -62,19 +78,21 @@ class BulkPanel(BulkState, W.VBox):
     def __init__(self, kv: Any, **kwargs: Any) -> None:
         self.kv = kv
         self.bulk_plan: BulkPlan | None = None
+        self._planned_for: tuple[Any, ...] | None = None  # (pattern, type, action) the dry run was made for
         self.bulk_summary: BulkSummary | None = None
         self.bulk_frame: pd.DataFrame | None = None
         self.bulk_error = ""
         self.on_deleted: Callable[[], Any] = lambda: None
         lay = W.Layout
         self.bulk_target = W.HTML()
-        self.bulk_action_box = W.Dropdown(options=list(BULK_ACTIONS), value="delete", description="Action",
+        self.bulk_action_box = W.Dropdown(options=list(BULK_ACTIONS), value="export DataFrame", description="Action",
                                           layout=lay(width="250px"))
         self.bulk_ttl_box = W.BoundedIntText(value=3600, min=1, max=10**9, description="TTL (s)",
                                              layout=lay(width="170px", display="none"))
         self.bulk_path_box = W.Text(value="kv-export.csv", description="File", layout=lay(width="280px", display="none"))
         self.bulk_dry_button = W.Button(description="Dry run", icon="search", layout=lay(width="100px"))
-        self.bulk_run_button = W.Button(description="Run…", icon="play", button_style="danger", layout=lay(width="90px"))
+        self.bulk_run_button = W.Button(description="Run…", icon="play", button_style=RUN_STYLE["export"],
+                                        layout=lay(width="90px"))
         self.bulk_cancel_button = W.Button(description="Cancel", icon="stop", disabled=True, layout=lay(width="90px"))
         self.bulk_progress = W.IntProgress(value=0, min=0, max=1, layout=lay(width="260px"))
         self.bulk_progress_label = W.HTML()
@@ -92,12 +110,13 @@ class BulkPanel(BulkState, W.VBox):
                                   self.bulk_progress, self.bulk_progress_label], layout=row),
                           self.bulk_confirm, self.bulk_result,
                           W.Box([self.bulk_sample], layout=lay(max_height="300px", overflow="auto"))], **kwargs)
+        self.add_class("svc-bulk")
         T.link((self.bulk_action_box, "value"), (self, "bulk_action"))
         T.link((self.bulk_ttl_box, "value"), (self, "bulk_ttl"))
         self.bulk_dry_button.on_click(lambda _b: self.bulk_dry_run(background=True))
         self.bulk_run_button.on_click(lambda _b: self._ask())
         self.bulk_cancel_button.on_click(lambda _b: self.bulk_cancel())
-        self.observe(self._on_pattern, names="bulk_pattern")
+        self.observe(self._on_pattern, names=["bulk_pattern", "type_filter"])
         self.observe(self._on_state, names=["bulk_state", "readonly"])
         self.observe(self._on_text, names="bulk_text")
         self._on_pattern()
@@ -107,6 +126,11 @@ class BulkPanel(BulkState, W.VBox):
     @property
     def bulk_running(self) -> bool:
         return self.job.running
+
+    @property
+    def bulk_ready(self) -> bool:
+        """True when a complete dry run of the current pattern, type and action has been made."""
+        return self.bulk_plan is not None and self._planned_for == self._selection()
 
     def bulk_node(self, prefix: str, delimiter: str = ":") -> None:
         """Aim the tab at a key-tree node: every key under ``prefix`` (glob characters escaped)."""
@@ -126,7 +150,8 @@ class BulkPanel(BulkState, W.VBox):
         if self._refused():
             return None
         pattern, key_type = self.bulk_pattern, self.type_filter or None
-        self.bulk_state, self.bulk_error, self.bulk_plan = "planning", "", None
+        self.bulk_state, self.bulk_error, self.bulk_plan, self._planned_for = "planning", "", None, None
+        selection = self._selection()
         self.bulk_text = f"Dry run: scanning for {pattern}…"
         self.bulk_sample.value = ""
 
@@ -135,7 +160,8 @@ class BulkPanel(BulkState, W.VBox):
                              progress=progress)
             return plan, describe_keys(self.kv, plan.sample, lengths=False)
 
-        self.job.start(work, on_done=self._planned, on_error=self._failed, background=background)
+        self.job.start(work, on_done=lambda result: self._planned(result, selection), on_error=self._failed,
+                       background=background)
         return self.bulk_plan
 
     def bulk_run(self, background: bool = False) -> BulkSummary | None:
@@ -162,25 +188,33 @@ class BulkPanel(BulkState, W.VBox):
         return self.bulk_summary
 
     # -- results ----------------------------------------------------------------------------------------
-    def _planned(self, result: tuple[BulkPlan, list[Any]]) -> None:
+    def _selection(self) -> tuple[Any, ...]:
+        return (self.bulk_pattern, self.type_filter, self.bulk_action)
+
+    def _planned(self, result: tuple[BulkPlan, list[Any]], selection: tuple[Any, ...]) -> None:
         plan, infos = result
         self.bulk_plan = plan
         if plan.complete:
             self.bulk_progress.value = self.bulk_progress.max
+            self._planned_for = selection
         self.bulk_sample.value = (muted_html("Sample of the keys it will touch")
                                   + keys_table_html(frames.keys_frame(infos), drop=["length"]))
-        self.bulk_progress_label.value = muted_html(f"{plan.count:,} matching")
-        stopped = "" if plan.complete else " (cancelled before the end: at least that many)"
-        calls = f"{plan.calls:,} SCAN call{'' if plan.calls == 1 else 's'}"
+        total = plan.total or 0
+        counted = scan_text(plan.count, plan.pattern, total, total, plan.complete) if plan.complete and total else (
+            f"{plural(plan.count)} matching {plan.pattern}")
+        self.bulk_progress_label.value = muted_html(counted)
+        stopped = "" if plan.complete else " so far (cancelled before the end: at least that many)"
+        calls = plural(plan.calls, "SCAN call")
         self.bulk_state = "planned" if plan.complete else "cancelled"
-        self.bulk_text = (f"Dry run: {plan.count:,} keys match {plan.pattern}{stopped} · {calls} "
-                          f"in {plan.elapsed:.1f} s. Choose an action and Run.")
+        self.bulk_text = (f"Dry run: {counted}{stopped} · {calls} in {plan.elapsed:.1f} s. "
+                          + ("Run… is enabled: it asks before it acts." if plan.complete else "Dry run again to Run."))
 
     def _ran(self, action: str, summary: BulkSummary) -> None:
         self.bulk_summary, self.bulk_frame = summary, summary.frame
         if summary.frame is not None:
-            self.bulk_sample.value = muted_html("Exported (first rows)") + frame_html(summary.frame, max_rows=20)
-        self.bulk_plan = None  # the keyspace changed: a new run needs a new dry run
+            self.bulk_sample.value = muted_html("Exported (first rows)") + frame_html(
+                summary.frame, max_rows=20, formatters={"value": json_cell})
+        self.bulk_plan, self._planned_for = None, None  # the keyspace may have changed: dry run again
         self.bulk_state = "cancelled" if summary.cancelled else "done"
         self.bulk_text = summary.text()
         errors = "".join(f"<br>{html.escape(str(k))}: {html.escape(v)}" for k, v in list(summary.errors.items())[:5])
@@ -219,7 +253,7 @@ class BulkPanel(BulkState, W.VBox):
     def _ask(self) -> None:
         if self._refused():
             return
-        if self.bulk_plan is None:
+        if not self.bulk_ready:
             self.bulk_text = "Run a dry run first: it counts and samples what the action will touch."
             return
         self.bulk_confirm.ask(self._question(), lambda: self.bulk_run(background=True), "Run")
@@ -227,7 +261,7 @@ class BulkPanel(BulkState, W.VBox):
     # -- handlers -----------------------------------------------------------------------------------------
     def _on_pattern(self, _change: Any = None) -> None:
         # a dry run counted another pattern: it says nothing about this one
-        self.bulk_plan = None
+        self.bulk_plan, self._planned_for = None, None
         if self.bulk_state in ("planned", "done", "cancelled", "failed"):
             self.bulk_state, self.bulk_text = "idle", ""
             self.bulk_sample.value = self.bulk_result.value = ""
@@ -238,6 +272,10 @@ class BulkPanel(BulkState, W.VBox):
     @T.observe("bulk_action")
     def _action_changed(self, change: Any) -> None:
         action, fmt = BULK_ACTIONS[change["new"]]
+        self.bulk_run_button.button_style = RUN_STYLE[action]
+        if self.bulk_state == "planned":  # the dry run was made for another action: make it again
+            self.bulk_state = "idle"
+            self.bulk_text = f"The action is now {change['new']}: make a dry run of it, then Run…"
         self.bulk_ttl_box.layout.display = "flex" if action == "expire" else "none"
         self.bulk_path_box.layout.display = "flex" if fmt in ("csv", "jsonl") else "none"
         if fmt in ("csv", "jsonl"):
@@ -248,10 +286,13 @@ class BulkPanel(BulkState, W.VBox):
         for b in (self.bulk_dry_button, self.bulk_run_button):
             b.disabled = self.readonly or busy
             b.tooltip = BULK_READONLY_REFUSAL if self.readonly else ""
+        if not self.readonly and not busy and not self.bulk_ready:
+            self.bulk_run_button.disabled = True
+            self.bulk_run_button.tooltip = "Make a dry run of this pattern and action first"
         self.bulk_action_box.disabled = busy
         self.bulk_cancel_button.disabled = not busy
-        if self.readonly:
-            self.bulk_result.value = message_html(BULK_READONLY_REFUSAL, "error")
+        if self.readonly:  # a note on what this token may do, not an error
+            self.bulk_result.value = message_html(BULK_READONLY_REFUSAL, "info")
 
     def _on_text(self, _change: Any = None) -> None:
         kind = STATE_KIND.get(self.bulk_state, "info")

@@ -1,16 +1,21 @@
 """The explorer's live streams: the monitor (every command the server runs) and pub/sub (subscribe
 to a channel, publish to it), each read by a :class:`~svckit.widgets._jobs.StreamPump` and shown as
-its newest lines."""
+its newest lines. Pub/sub shows its messages as a table (received, channel, message), newest first,
+as RedisInsight's pub/sub page does; ``pubsub_frame()`` is the same table as a DataFrame."""
 
 from __future__ import annotations
 
+import html
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import ipywidgets as W
+import pandas as pd
 
-from svckit.widgets._common import MessageBar, muted_html
+from svckit._units import mark
+from svckit.widgets._common import MessageBar, frame_html, message_html, muted_html
 from svckit.widgets._jobs import StreamPump
 
 
@@ -22,8 +27,51 @@ def monitor_line(ev: Any) -> str:
 
 def message_line(msg: Any) -> str:
     if msg.kind == "subscribe":
-        return f"subscribed to {msg.channel} ({msg.count} subscription(s))"
+        n = msg.count or 0
+        return f"subscribed to {msg.channel} ({n:,} subscription{'' if n == 1 else 's'})"
     return f"{msg.channel} ← {msg.data}"
+
+
+class MessagePump(StreamPump):
+    """A pub/sub stream's pump: each message kept with the time it came (``rows``, newest last, at
+    most ``max_lines``) and shown as a table, newest first."""
+
+    def __init__(self, target: W.HTML, max_lines: int = 200) -> None:
+        self.rows: deque[tuple[pd.Timestamp, str, str]] = deque(maxlen=max_lines)
+        self.note = ""
+        super().__init__(target, message_line, max_lines, on_event=self._took)
+
+    def _took(self, msg: Any) -> None:
+        if msg.kind == "subscribe":
+            self.note = message_line(msg)
+        else:
+            self.rows.append((pd.Timestamp.now(tz="UTC"), str(msg.channel), "" if msg.data is None else str(msg.data)))
+
+    def frame(self) -> pd.DataFrame:
+        """The messages received, newest first: ``received`` (UTC), ``channel``, ``message``."""
+        rows = list(reversed(self.rows))
+        return mark(pd.DataFrame({
+            "received": pd.to_datetime(pd.Series([r[0] for r in rows], dtype="object"), utc=True),
+            "channel": pd.array([r[1] for r in rows], dtype="string"),
+            "message": pd.array([r[2] for r in rows], dtype="string"),
+        }))
+
+    def _render(self) -> None:
+        if self.target is None:
+            return
+        err = message_html(self.error, "error") if self.error else ""
+        note = muted_html(self.note) if self.note else ""
+        if not self.rows:
+            body = muted_html("No messages yet.")
+        else:
+            shown = self.frame()
+            body = frame_html(shown, max_rows=len(shown), formatters={
+                "received": lambda t: html.escape(t.strftime("%H:%M:%S.%f")[:-3])})
+        self.target.value = f"{err}<div>{note}</div><div class='svc-pubsub-messages'>{body}</div>"
+
+    def clear(self) -> None:
+        self.rows.clear()
+        super().clear()
 
 
 class StreamView(W.VBox):
@@ -32,11 +80,11 @@ class StreamView(W.VBox):
 
     def __init__(self, labels: tuple[str, str], icon: str, idle: str, line: Callable[[Any], str],
                  before: Sequence[W.Widget] = (), after: Sequence[W.Widget] = (), below: Sequence[W.Widget] = (),
-                 **kwargs: Any) -> None:
+                 table: bool = False, **kwargs: Any) -> None:
         self.labels = labels
         self.toggle = W.ToggleButton(description=labels[0], icon=icon, value=False, layout=W.Layout(width="140px"))
         self.lines_view = W.HTML(f"<div>{muted_html(idle)}</div>")
-        self.pump = StreamPump(self.lines_view, line)
+        self.pump = MessagePump(self.lines_view) if table else StreamPump(self.lines_view, line)
         super().__init__([W.HBox([*before, self.toggle, *after]), *below, self.lines_view], **kwargs)
         self.toggle.observe(self._on_toggle, names="value")
 
@@ -88,7 +136,7 @@ class PubSubView(StreamView):
         self.publish_button = W.Button(description="Publish", icon="send", layout=W.Layout(width="95px"))
         super().__init__(("Subscribe", "Unsubscribe"), "rss", "Not subscribed.", message_line,
                          before=[self.channel_box], below=[W.HBox([self.publish_box, self.publish_button])],
-                         **kwargs)
+                         table=True, **kwargs)
         self.subscribe_toggle, self.pubsub_view, self.pubsub = self.toggle, self.lines_view, self.pump
         self.publish_button.on_click(lambda _b: self.publish(self.channel_box.value, self.publish_box.value))
 
@@ -103,7 +151,11 @@ class PubSubView(StreamView):
     def unsubscribe(self) -> bool:
         return self._stop()
 
+    def pubsub_frame(self) -> pd.DataFrame:
+        """The messages received, newest first (time, channel, message)."""
+        return self.pubsub.frame()
+
     def publish(self, channel: str, message: str) -> int | None:
         ok, n = self.messages.attempt(lambda: self.kv.publish(channel, message), "PUBLISH failed",
-                                      lambda n: f"Published to {channel}: {n} subscriber(s) received it.")
+                                      lambda n: f"Published to {channel}: {n:,} subscriber{'' if n == 1 else 's'} received it.")
         return n if ok else None
