@@ -57,6 +57,17 @@ class Lab:
             self.api("DELETE", f"/api/sessions/{session['id']}")
 
 
+def write_notebook(path: Path, *cells: str | dict[str, Any]) -> None:
+    """A notebook of ``cells`` for a browser test to open: a string is a code cell, an nbformat cell
+    (``nbformat.v4.new_markdown_cell``) is kept as it is; the kernel is python3, as in notebooks/."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) if isinstance(c, str) else c for c in cells]
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    nbformat.write(nb, path)
+
+
 def require_chromium() -> None:
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):

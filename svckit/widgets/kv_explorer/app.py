@@ -18,10 +18,16 @@ from svckit.widgets.kv_explorer.browser import KeyBrowser, ScanState
 from svckit.widgets.kv_explorer.bulk_panel import BulkPanel, BulkState
 from svckit.widgets.kv_explorer.console import Console
 from svckit.widgets.kv_explorer.key_tree import KeyTree
+from svckit.widgets.kv_explorer.listing import search_glob
+from svckit.widgets.kv_explorer.slowlog import SlowLogView
 from svckit.widgets.kv_explorer.streams import MonitorView, PubSubView
 from svckit.widgets.kv_explorer.value_view import ValueState, ValueView
 
-TABS = ("Browse", "Key tree", "Console", "Monitor", "Pub/Sub", "Bulk")
+#: ipywidgets gives every box ``overflow: auto``, so a child of width 100% plus its 2 px margins makes its
+#: box draw a scrollbar for 4 px. Here a box scrolls only where its layout says so (an inline
+#: ``overflow``, which wins over this rule): the value table, the bulk sample.
+EXPLORER_STYLE = "<style>.svc-kv-explorer .widget-box { overflow: visible; }</style>"
+TABS = ("Browse", "Key tree", "Console", "Monitor", "Pub/Sub", "Bulk", "Slow log")
 #: the views whose state the explorer shows as traits of its own, and the traits of each
 LINKED = {
     "browser": ScanState.class_trait_names(),
@@ -50,22 +56,26 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
     def __init__(self, kv: KV[Any], *, pattern: str = "*", autorefresh: bool = True, **traits: Any) -> None:
         self.kv = kv
         self.messages = MessageBar()
-        self.browser = KeyBrowser(kv, self.messages, layout=W.Layout(width="36%", min_width="260px"))
-        self.value_pane = ValueView(kv, self.messages, layout=W.Layout(width="64%", padding="0 0 0 10px"))
-        self.key_tree = KeyTree()
+        self.browser = KeyBrowser(kv, self.messages, layout=W.Layout(width="44%", min_width="420px"))
+        self.value_pane = ValueView(kv, self.messages, layout=W.Layout(flex="1 1 0%", min_width="0",
+                                                                       padding="0 0 0 10px"))
+        self.key_tree = KeyTree(kv)
         self.console = Console(kv)
         self.monitor_pane = MonitorView(kv)
         self.pubsub_pane = PubSubView(kv, self.messages)
         self.bulk = BulkPanel(kv)
+        self.slowlog = SlowLogView(kv)  # read when its tab is first opened (or refresh() is called)
         self._views = (self.browser, self.value_pane, self.key_tree, self.console, self.monitor_pane, self.pubsub_pane,
-                       self.bulk)
+                       self.bulk, self.slowlog)
         self.header = W.HTML()
-        browse = W.VBox([W.HBox([self.browser, self.value_pane]), W.HTML("<b class='svc-muted'>Visible keys</b>"),
-                         W.Box([self.browser.keys_table], layout=W.Layout(max_height="260px", overflow="auto"))])
-        self.tabs = W.Tab(children=[browse, self.key_tree, self.console, self.monitor_pane, self.pubsub_pane, self.bulk],
-                          titles=TABS)
-        super().__init__([style_widget(), self.header, self.browser.toolbar, self.browser.status, self.messages,
-                          self.tabs])
+        browse = W.HBox([self.browser, self.value_pane])
+        self.tabs = W.Tab(children=[browse, self.key_tree, self.console, self.monitor_pane, self.pubsub_pane, self.bulk,
+                                    self.slowlog], titles=TABS)
+        self.tabs.observe(lambda c: c["new"] == TABS.index("Slow log") and self.slowlog.frame.empty
+                          and self.slowlog.refresh(), names="selected_index")
+        explorer_style = W.HTML(EXPLORER_STYLE, layout=W.Layout(height="0px", margin="0"))
+        super().__init__([style_widget(), explorer_style, self.header, self.browser.toolbar, self.browser.status,
+                          self.messages, self.tabs])
         self.add_class("svc-kv-explorer")
         for view, names in LINKED.items():
             for name in names:  # the view's state is the start; the traits given here then reach it
@@ -74,18 +84,21 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
             setattr(self, name, value)
         self.readonly = bool(getattr(kv, "readonly", False))
         T.dlink((self.browser, "matches"), (self.key_tree, "matches"))
+        self.key_tree.scan_state = lambda: (self.browser.scan_state, self.browser.dbsize)
         T.dlink((self, "scan_all_count"), (self.bulk, "scan_count"))
+        T.dlink((self, "scan_all_count"), (self.key_tree, "scan_count"))
         self.browser.on_pick = self.select
         self.value_pane.on_written = lambda _key: self.browser.describe_visible()
         self.value_pane.on_deleted = self.browser.remove
         self.key_tree.on_node = self.bulk_node
         self.bulk.on_deleted = self.refresh
-        self.pattern = self.bulk_pattern = pattern
+        self.pattern = pattern
         self.observe(self._on_pattern, names=["pattern", "type_filter"])
         self.observe(self._on_readonly, names="readonly")
         self._on_readonly()
         if autorefresh:
             self.refresh()
+        self.bulk_pattern = search_glob(self.pattern)
 
     # -- public: the key browser and the value view --------------------------------------------------
     @property
@@ -135,8 +148,17 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
 
     # -- public: the key tree, the console, the streams ------------------------------------------------
     def tree(self) -> list[tuple[str, int]]:
-        """Next-level prefixes (by ``delimiter``) among the keys found so far, with counts."""
+        """The namespaces (by ``delimiter``) and keys right under the search's prefix, with key counts:
+        of the keys found so far, or of every matching key after the tree's Scan all."""
         return self.key_tree.tree()
+
+    def tree_frame(self) -> pd.DataFrame:
+        """The namespaces under the search's prefix with their key counts and memory, as a frame."""
+        return self.key_tree.tree_frame()
+
+    def tree_scan_all(self, background: bool = False) -> None:
+        """Count every key of the search in the key tree, measuring memory (progress bar, Cancel)."""
+        self.key_tree.scan_all(background)
 
     def tree_up_level(self) -> None:
         self.key_tree.tree_up_level()
@@ -182,13 +204,14 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
         self.monitor_pane.monitor.stop()
         self.pubsub_pane.pubsub.stop()
         self.bulk_cancel()
+        self.key_tree.job.cancel()
         super().close()
 
     # -- wiring ------------------------------------------------------------------------------------------
     def _on_pattern(self, change: Any) -> None:
-        if change["name"] == "pattern":
-            self.bulk_pattern = self.pattern or "*"
         self.refresh()
+        if change["name"] == "pattern":  # the Bulk tab acts on what the list searched: the same glob
+            self.bulk_pattern = self.browser.glob
 
     def _on_readonly(self, _change: Any = None) -> None:
         token = badge("Read Only token", "#b45309") if self.readonly else badge("Standard token", "#15803d")

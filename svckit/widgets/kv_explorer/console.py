@@ -5,7 +5,10 @@ What the console keeps and shows (its history, its input once run, its output, a
 state and static view, which a saved notebook keeps) has every secret masked as the monitor masks
 it (:mod:`svckit.kv.redact`): ``ACL SETUSER u on >pw`` is kept as ``ACL SETUSER u on ***``, the token
 ``ACL RESTTOKEN`` mints is shown as ``***`` and its last four characters. The reply itself is still
-returned to the caller of :meth:`Console.run_command`."""
+returned to the caller of :meth:`Console.run_command`.
+
+Typing shows the help of the command the line starts with, and a box of command names completes
+a name as it is typed (:mod:`.command_help`: the service's own COMMAND DOCS, read once)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from svckit._http import redact as redact_text
 from svckit.errors import SvcError, TransactionDiscarded, mask
 from svckit.kv.redact import redact, redact_reply, secret_arguments
 from svckit.widgets._common import Quiet, badge, error_text, frame_html, message_html
+from svckit.widgets.kv_explorer.command_help import CommandHelp
 
 
 def _quoted(word: str) -> str:
@@ -60,8 +64,15 @@ class Console(W.VBox):
                                     layout=W.Layout(width="90px"))
         self.console_out = W.HTML()
         self.console_history = W.Select(options=[], rows=6, description="History", layout=W.Layout(width="100%"))
-        super().__init__([self.console_input, W.HBox([self.console_mode, self.console_run]), self.console_out,
-                          self.console_history], **kwargs)
+        self.command_help = CommandHelp(kv)
+        self.console_command = W.Combobox(placeholder="command name: type to complete", options=[],
+                                          ensure_option=False, description="Command", layout=W.Layout(width="320px"))
+        self.console_help = W.HTML()
+        super().__init__([W.HBox([self.console_command]), self.console_input, self.console_help,
+                          W.HBox([self.console_mode, self.console_run]), self.console_out, self.console_history],
+                         **kwargs)
+        self.console_command.observe(self._on_command_typed, names="value")
+        self.console_input.observe(self._on_input, names="value")
         self.console_run.on_click(lambda _b: self.run_command(self.console_input.value, self.console_mode.value))
         self.console_history.observe(self._on_history_picked, names="value")
 
@@ -114,6 +125,31 @@ class Console(W.VBox):
             self.last_result = exc
             self.console_out.value = message_html(redact_text(f"Error: {error_text(exc)}", secrets), "error")
         return None
+
+    def _on_command_typed(self, change: Any) -> None:
+        """Typing in the command box: the names (read once, at the first keystroke) complete it; a
+        full name starts the last line of the input, and its help shows."""
+        if self._quiet:
+            return
+        if not self.console_command.options and self.command_help.load():
+            self.console_command.options = self.command_help.names
+        name = change["new"].strip().upper()
+        if name in (self.command_help.docs or {}):
+            lines = self.console_input.value.splitlines() or [""]
+            rest = lines[-1].split()[len(name.split()):]
+            lines[-1] = " ".join([name, *rest]) + ("" if rest else " ")
+            with self._quiet:
+                self.console_command.value = ""
+            self.console_input.value = "\n".join(lines)
+        else:
+            self.console_help.value = self.command_help.html(change["new"]) if self.command_help.docs else ""
+
+    def _on_input(self, change: Any) -> None:
+        """The help of the command the line being typed (the last one) starts with."""
+        if self._quiet:
+            return
+        lines = (change["new"] or "").splitlines()
+        self.console_help.value = self.command_help.html(lines[-1]) if lines else ""
 
     def _on_history_picked(self, change: Any) -> None:
         if not self._quiet and change["new"]:

@@ -1,28 +1,27 @@
 """The explorer's value view: the selected key's type, TTL, memory and value, one page at a time (a
 cursor stack goes back), shown raw or through a formatter, and edits behind a confirmation.
 
-Reading a value (:meth:`ValueView.read`), drawing it (:func:`value_html`) and the buttons' state
-(:meth:`ValueView._update_buttons`) are separate steps."""
+One page is shown and edited: a string or a JSON document is edited whole (Edit opens the value in
+the edit box, in place of the view, so it is not shown twice), the elements of a hash, list, set,
+sorted set or stream one by one (:mod:`.element_editor`, on the page the table shows), a JSON
+document also at a path (:mod:`.json_tree`). What a value looks like is :mod:`.value_shown`."""
 
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as W
 import pandas as pd
 import traitlets as T
 
-from svckit import frames
-from svckit._units import duration_text
 from svckit.errors import SvcError
-from svckit.kv.formats import Formatted, TooDeep, available_encodings, format_value, json_document, parse_json
-from svckit.kv.keyspace import PAGED_TYPES, KeyInfo, ValuePage, describe_keys, read_page
+from svckit.kv.formats import available_encodings, json_document
+from svckit.kv.keyspace import PAGED_TYPES, ValuePage
 from svckit.widgets._common import (
-    BADGE_COLORS,
+    Composed,
     ConfirmBar,
     MessageBar,
     badge,
@@ -31,75 +30,22 @@ from svckit.widgets._common import (
     message_html,
     muted_html,
 )
+from svckit.widgets.kv_explorer.element_editor import ElementEditor
+from svckit.widgets.kv_explorer.json_tree import JsonTree
+from svckit.widgets.kv_explorer.value_shown import (
+    EDIT_HELP,
+    ShownValue,
+    document_of,
+    edit_text,
+    formatted_html,
+    header_html,
+    read_value,
+)
 
-#: key types whose value (a string) or page elements a formatter applies to
-FORMATTED_TYPES = ("string", "hash", "list", "set", "zset")
+#: whole values the edit box writes (a hash is also written by ``save_value``: HSET of the given fields)
 EDITABLE_TYPES = ("string", "hash", "ReJSON-RL")
+EDIT_TIP = "edit the whole value in a text box (strings and JSON documents)"
 READONLY_REFUSAL = "This explorer uses a Read Only token: editing, TTL changes and deletes are disabled."
-
-
-@dataclass
-class ShownValue:
-    """One page of a value as read: the key's description, the page, the page as a frame, the type as
-    shown (``string · JSON`` for a JSON document in a string) and, through a formatter, the formatted
-    value (a :class:`Formatted` of a string, or a frame of formatted elements)."""
-
-    info: KeyInfo
-    page: ValuePage
-    frame: pd.DataFrame
-    shown_type: str
-    formatted: Any = None
-
-
-def _text(value: Any) -> Any:
-    """Bytes of a value read for a formatter, as text for the cells that are not formatted."""
-    return value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
-
-
-def formatted_html(shown: ShownValue, fmt: str, limit: int) -> str | None:
-    """The formatted view of a value (None: show the plain table)."""
-    value = shown.formatted
-    if value is None:
-        return None
-    if isinstance(value, Formatted):
-        if not value.ok:
-            return message_html(value.note, "error")
-        note = f'<div class="svc-muted">{html.escape(value.note)}</div>' if value.note else ""
-        return (f'{note}<pre class="svc-formatted" style="margin:0;font-size:12px;white-space:pre-wrap">'
-                f'{html.escape(value.text)}</pre>')
-    bad = int(value.attrs.get("not_valid", 0))
-    note = message_html(f"{bad:,} of {len(value):,} elements are not valid {fmt}.", "error") if bad else ""
-    return note + frame_html(value, max_rows=limit)
-
-
-def header_html(key: str, shown: ShownValue, page_number: int) -> str:
-    info, key_type = shown.info, shown.page.type
-    ttl = "no expiry" if info.pttl is None or info.pttl < 0 else f"expires in {duration_text(info.pttl / 1000)}"
-    mem = "" if info.memory is None else f" · {frames.format_bytes(info.memory)}"
-    size = ""
-    if key_type != "string":
-        size = f" · {len(shown.frame):,} rows shown"
-        if not (shown.page.complete and page_number == 0) and info.length is not None:
-            size += f" of {info.length:,}"
-    return (f"<div><b style='font-size:14px'>{html.escape(key)}</b> {badge(shown.shown_type, BADGE_COLORS.get(key_type))}"
-            f"<span class='svc-muted'>{ttl}{mem}{size}</span></div>")
-
-
-def edit_text(key_type: str, value: Any) -> str:
-    """A value as the edit box shows it: a string as is, a hash or a JSON document as JSON."""
-    if key_type == "string":
-        return "" if value is None else str(value)
-    if key_type == "hash":
-        return json.dumps(value, indent=1, ensure_ascii=False)
-    if key_type == "ReJSON-RL":
-        try:
-            doc = parse_json(value) if isinstance(value, str) else value
-        except TooDeep:
-            return str(value)
-        if isinstance(doc, list) and len(doc) == 1:
-            doc = doc[0]
-        return json.dumps(doc, indent=1, ensure_ascii=False)
-    return ""
 
 
 class ValueState(T.HasTraits):
@@ -113,7 +59,7 @@ class ValueState(T.HasTraits):
     value_page_number = T.Int(0, help="0-based page of the selected value shown")
 
 
-class ValueView(ValueState, W.VBox):
+class ValueView(ValueState, Composed, W.VBox):
     """``select(key)`` shows a key; ``value_next_page()`` / ``value_previous_page()`` page through it;
     ``save_value()``, ``set_ttl()``, ``delete_key()`` write (their buttons ask first)."""
 
@@ -127,17 +73,20 @@ class ValueView(ValueState, W.VBox):
         self.on_written: Callable[[str], Any] = lambda key: None  # after a write to ``key``
         self.on_deleted: Callable[[str], Any] = lambda key: None  # after ``key`` was deleted
         self._cursors: list[Any] = [None]
+        self._shown: ShownValue | None = None
         lay = W.Layout
         self.detail_header = W.HTML('<div class="svc-muted">Select a key to see its value.</div>')
         self.value_view = W.HTML()
-        self.edit_box = W.Textarea(placeholder="new value (string, JSON document, or a JSON object of hash fields)",
-                                   layout=lay(width="100%", height="70px"))
+        self.edit_toggle = W.ToggleButton(description="Edit value", icon="pencil", layout=lay(width="110px"),
+                                          tooltip=EDIT_TIP)
+        self.edit_help = W.HTML()
+        self.edit_box = W.Textarea(layout=lay(width="100%", height="120px", display="none"))
         self.save_button = W.Button(description="Save", icon="save", button_style="primary", layout=lay(width="90px"))
         self.ttl_box = W.IntText(value=3600, description="TTL (s)", layout=lay(width="170px"))
         self.ttl_button = W.Button(description="Set TTL", icon="clock-o", layout=lay(width="95px"))
         self.persist_button = W.Button(description="Persist", layout=lay(width="85px"), tooltip="remove the expiry")
-        self.delete_button = W.Button(description="Delete", icon="trash", button_style="danger",
-                                      layout=lay(width="90px"))
+        self.delete_button = W.Button(description="Delete key", icon="trash", button_style="danger",
+                                      layout=lay(width="115px"))
         self.confirm_bar = ConfirmBar()
         self.value_prev = W.Button(icon="chevron-left", layout=lay(width="36px"), tooltip="previous page", disabled=True)
         self.value_next = W.Button(icon="chevron-right", layout=lay(width="36px"), tooltip="next page", disabled=True)
@@ -149,17 +98,22 @@ class ValueView(ValueState, W.VBox):
         for w, css in ((self.detail_header, "svc-detail-header"), (self.value_view, "svc-value"),
                        (self.format_box, "svc-format")):
             w.add_class(css)
-        actions = W.HBox([self.save_button, self.ttl_box, self.ttl_button, self.persist_button, self.delete_button],
+        self.element_editor = ElementEditor(kv, messages, self.confirm_bar)
+        self.json_editor = JsonTree(kv, messages, self.confirm_bar)
+        self.element_editor.after_write = self.json_editor.after_write = self._after_element_write
+        self._views = (self.element_editor, self.json_editor)  # explorer.element_pick, explorer.json_path
+        actions = W.HBox([self.edit_toggle, self.save_button, self.ttl_box, self.ttl_button, self.persist_button, self.delete_button],
                          layout=lay(flex_flow="row wrap", align_items="center"))
         pager = W.HBox([self.value_prev, self.value_page_label, self.value_next, self.value_page_size,
                         self.format_box], layout=lay(flex_flow="row wrap", align_items="center"))
-        super().__init__([self.detail_header, pager, W.Box([self.value_view], layout=lay(max_height="330px",
-                                                                                        overflow="auto")),
-                          self.edit_box, actions, self.confirm_bar], **kwargs)
+        self.value_box = W.Box([self.value_view], layout=lay(max_height="330px", overflow="auto"))
+        super().__init__([self.detail_header, pager, self.value_box, self.edit_help, self.edit_box, actions,
+                          self.confirm_bar, self.element_editor, self.json_editor], **kwargs)
         T.link((self.value_page_size, "value"), (self, "value_limit"))
         T.link((self.format_box, "value"), (self, "value_format"))
-        self.save_button.on_click(lambda _b: self._ask(f"Save the new value of {self.selected!r}?",
+        self.save_button.on_click(lambda _b: self._ask(self._save_question(self.edit_box.value),
                                                        lambda: self.save_value(self.edit_box.value), "Save"))
+        self.edit_toggle.observe(lambda _c: self._on_edit_toggle(), names="value")
         self.ttl_button.on_click(lambda _b: self._ask(f"Set the TTL of {self.selected!r} to {self.ttl_box.value} s?",
                                                       lambda: self.set_ttl(self.ttl_box.value), "Set TTL"))
         self.persist_button.on_click(lambda _b: self._ask(f"Remove the expiry of {self.selected!r}?",
@@ -205,30 +159,7 @@ class ValueView(ValueState, W.VBox):
 
     def read(self, key: str, cursor: Any) -> ShownValue:
         """One page of ``key``'s value, described, and formatted when a formatter is chosen."""
-        (info,) = describe_keys(self.kv, [key])
-        key_type = info.type or "none"
-        page = read_page(self.kv, key, key_type, cursor=cursor, count=self.value_limit)
-        doc = json_document(page.items) if key_type == "string" else None
-        if doc is not None:
-            # a JSON document kept in a string (what the sandbox's JSON.* emulation stores, and what
-            # many apps do): show it flattened by path, edit it as a string
-            shown = ShownValue(info, page, frames.value_frame("json", doc), "string · JSON")
-        else:
-            shown = ShownValue(info, page, frames.value_frame(page), key_type)
-        fmt = self.value_format
-        if fmt != "raw" and key_type in FORMATTED_TYPES:
-            raw_kv = self.kv.as_bytes()  # read again as bytes, so binary encodings survive
-            if key_type == "string":
-                shown.formatted = format_value(raw_kv.get(key), fmt)
-            else:
-                raw = frames.value_frame(read_page(raw_kv, key, key_type, cursor=cursor, count=self.value_limit))
-                column = "value" if "value" in raw.columns else "member"
-                results = [format_value(v, fmt) for v in raw[column]]
-                table = raw.assign(**{c: raw[c].map(_text) for c in raw.columns if raw[c].dtype == object})
-                table[column] = [r.text if r.ok else f"invalid: {r.note}" for r in results]
-                table.attrs["not_valid"] = sum(not r.ok for r in results)
-                shown.formatted = table
-        return shown
+        return read_value(self.kv, key, cursor, self.value_limit, self.value_format)
 
     def _show(self) -> pd.DataFrame:
         key = self.selected
@@ -251,7 +182,12 @@ class ValueView(ValueState, W.VBox):
         self.value_view.value = (formatted_html(shown, self.value_format, self.value_limit)
                                  or frame_html(self.value_frame, max_rows=self.value_limit))
         self.detail_header.value = header_html(key, shown, self.value_page_number)
-        self.edit_box.value = edit_text(shown.page.type, self.value)
+        self._shown = shown
+        with self.hold_trait_notifications():
+            self.edit_toggle.value = False
+        self._on_edit_toggle()
+        self.element_editor.show(key, shown.page.type, shown.frame, self.readonly)
+        self.json_editor.show(key, document_of(shown), self.readonly)
         self._update_buttons()
         return self.value_frame
 
@@ -259,6 +195,10 @@ class ValueView(ValueState, W.VBox):
         self.selected = ""
         self.detail_header.value = muted_html(note)
         self.value_view.value = self.edit_box.value = ""
+        self._shown = None
+        self.edit_toggle.value = False
+        self.element_editor.show("", "none", pd.DataFrame(), self.readonly)
+        self.json_editor.show("", None, self.readonly)
         self._update_buttons()
 
     def _update_pager(self) -> None:
@@ -278,8 +218,38 @@ class ValueView(ValueState, W.VBox):
         for b in (self.save_button, self.ttl_button, self.persist_button, self.delete_button):
             b.disabled = self.readonly or not self.selected
             b.tooltip = READONLY_REFUSAL if self.readonly else ""
-        self.save_button.disabled |= self.selected_type not in EDITABLE_TYPES
+        whole = self.selected_type in ("string", "ReJSON-RL")
+        self.save_button.disabled |= not whole or not self.edit_toggle.value
+        self.edit_toggle.disabled = self.readonly or not whole
+        self.edit_toggle.layout.display = None if whole else "none"
+        self.save_button.layout.display = None if whole and self.edit_toggle.value else "none"
+        self.edit_toggle.tooltip = READONLY_REFUSAL if self.readonly else EDIT_TIP
         self.edit_box.disabled = self.readonly
+
+    def _on_edit_toggle(self) -> None:
+        """Edit on: the whole value in the edit box, in place of the view (shown once, not twice)."""
+        shown, editing = self._shown, self.edit_toggle.value and self._shown is not None
+        if editing:
+            self.edit_box.value = edit_text(shown.page.type, self.value)
+        shown_type = shown.shown_type if shown is not None else ""
+        help_text = EDIT_HELP.get(shown_type, "") if editing else ""
+        self.edit_help.value = message_html(help_text, "info")
+        self.edit_box.layout.display = None if editing else "none"
+        self.value_box.layout.display = "none" if editing else None
+        self._update_buttons()
+
+    def _save_question(self, text: str) -> str:
+        key, t = self.selected, self.selected_type
+        if t == "ReJSON-RL":
+            return f"Save writes JSON.SET {key} $ with the whole document ({len(text):,} characters). Save it?"
+        if t == "hash":
+            return f"Save writes HSET {key} with the fields given. Save them?"
+        return f"Save writes SET {key} with the whole string ({len(text):,} characters), TTL kept. Save it?"
+
+    def _after_element_write(self, key: str) -> None:
+        """After an element or a path was written: the same page again, and the key's new size."""
+        self._show()
+        self.on_written(key)
 
     def _on_readonly(self, _change: Any = None) -> None:
         self._update_buttons()
