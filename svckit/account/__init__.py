@@ -13,10 +13,12 @@ from svckit.account.models import (
     TimePoint,
     UpgradePlan,
 )
-from svckit.account.plans import LIMIT_FIELDS, UPGRADE_PLAN_NAMES
+from svckit.account.plans import LIMIT_FIELDS, PLAN_NAMES, PLAN_TITLES, UPGRADE_PLAN_NAMES, plan_title
 
 __all__ = [
     "LIMIT_FIELDS",
+    "PLAN_NAMES",
+    "PLAN_TITLES",
     "UPGRADE_PLAN_NAMES",
     "Account",
     "AsyncAccount",
@@ -30,4 +32,5 @@ __all__ = [
     "StateSeries",
     "TimePoint",
     "UpgradePlan",
+    "plan_title",
 ]

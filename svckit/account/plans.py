@@ -1,8 +1,10 @@
 """What the account client and widgets need to know about queue plans, from the contract.
 
 ``LIMIT_FIELDS`` are the fields of the queue account record (spec D1) that a plan sets;
-``UPGRADE_PLAN_NAMES`` the ``reserved_type`` values a plan change may name. The limit VALUES of each
-plan are not part of the contract ("not shown"): the sandbox's presets are in
+``UPGRADE_PLAN_NAMES`` the ``reserved_type`` values a plan change may name; ``PLAN_TITLES`` the
+names a person reads for them, as the vendor's console and pricing page write them (the ids are
+the API's, not a reader's: ``queue_enterprise_1m`` is the plan sold as "Fixed 1M"). The limit
+VALUES of each plan are not part of the contract ("not shown"): the sandbox's presets are in
 :mod:`svckit.sandbox.plans`.
 """
 
@@ -37,3 +39,18 @@ def daily_limit_field(plan_type: str) -> str:
     """The record field that caps messages per UTC day: ``max_requests_per_day`` on the free plan,
     ``max_requests_per_day_hard`` on a paid one (its soft limit is where billing starts)."""
     return "max_requests_per_day" if plan_type == "free" else "max_requests_per_day_hard"
+
+
+#: every plan name, from the lowest tier to the highest (the account starts on ``free``)
+PLAN_NAMES: tuple[str, ...] = ("free", *UPGRADE_PLAN_NAMES)
+
+#: plan name -> the name a person reads (the vendor's console and pricing page)
+PLAN_TITLES: dict[str, str] = {
+    "free": "Free", "paid": "Pay as you go", "queue_enterprise_1m": "Fixed 1M", "queue_enterprise_10m": "Fixed 10M",
+}
+
+
+def plan_title(name: str) -> str:
+    """The display name of plan ``name`` (``"Fixed 1M"`` for ``queue_enterprise_1m``); a plan this
+    version does not know is shown by its id, and no plan as ``"—"``."""
+    return PLAN_TITLES.get(name, name) or "—"

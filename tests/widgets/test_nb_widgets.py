@@ -98,14 +98,14 @@ def test_scan_more_and_scan_all_with_cap(kv):
     assert w.more_button.disabled
 
 
-def test_exact_key_is_looked_up_without_scan(kv):
-    spy = Counting(kv)
-    w = KVExplorer(spy, pattern="shop:user:7")
-    assert spy.calls["scan"] == 0
-    assert w.matches == ["shop:user:7"] and w.selected == "shop:user:7"
+def test_a_word_is_searched_anywhere_and_the_key_of_that_name_is_picked(kv):
+    w = KVExplorer(kv, pattern="shop:user:7")  # no glob characters: *shop:user:7*, as RedisInsight searches
+    w.scan_all()
+    assert w.matches == ["shop:user:7", *(f"shop:user:{i}" for i in range(70, 80))]
+    assert w.selected == "shop:user:7"
     assert w.value_frame.set_index("field")["value"]["name"] == "user 7"
     w.pattern = "shop:no-such-key"
-    assert w.matches == [] and "No key named" in w.message
+    assert w.matches == [] and "0 keys matching *shop:no-such-key* · scanned all" in w.status.value
 
 
 @pytest.mark.parametrize("key,kind,check", [
@@ -215,7 +215,8 @@ def test_key_tree_by_delimiter(kv):
     w.scan_all()
     tree = dict(w.tree())
     assert tree["shop:user:"] == 600 and tree["shop:session:"] == 300 and tree["shop:list"] == 1
-    w.tree_list.value = "shop:user:"  # click a prefix: drill down
+    w.tree_list.value = "shop:user:"  # click a namespace, then "Filter keys": drill down
+    w.tree_filter.click()
     assert w.pattern == "shop:user:*"
     w.tree_up.click()
     assert w.pattern == "shop:*"
@@ -272,7 +273,7 @@ def test_dashboard_groups_units_badges_and_masked_token(clients):
     for title in ("Throughput", "Sizes", "Dead-letter queue", "Scheduling", "Parallelism", "Plan"):
         assert any(f"<h4>{title}</h4>" in t for t in titles)
     assert any("MiB" in t for t in titles) and any("requests/s" in t for t in titles)
-    assert "plan: free" in d.header.value and "state: active" in d.header.value
+    assert "plan: Free" in d.header.value and "state: active" in d.header.value
     assert d.token_masked == mask(token) and token not in d.header.value
 
 
@@ -282,20 +283,21 @@ def test_dashboard_chart_compares_plans_in_place(clients):
     current, other = fig.data
     assert max(current.x) <= 100 and max(other.x) <= 100 and min(other.x) >= 0
     labels = dict(zip(current.y, current.text))
-    assert labels["Retries per message (retries)"] == "3 retries"
+    assert labels["Retries per message"] == "3 retries"
     d.compare_box.value = "queue_enterprise_10m"
     assert d.figure is fig  # updated in place, not re-created
-    assert "queue_enterprise_10m" in fig.data[1].name
-    assert dict(zip(fig.data[1].y, fig.data[1].text))["Retries per message (retries)"] == "20 retries"
+    assert fig.data[1].name == "Fixed 10M"
+    assert dict(zip(fig.data[1].y, fig.data[1].text))["Retries per message"] == "20 retries"
 
 
 def test_dashboard_without_presets_shows_the_limits_alone(clients):
     d = AccountDashboard(clients.account)
     assert d.figure not in d.children and d.compare_box.layout.display == "none"
-    assert "compare_display" not in d.limits and "<th>paid</th>" not in d.groups_box.children[0].value
-    assert list(d.upgrade_box.options) == ["paid", "queue_enterprise_1m", "queue_enterprise_10m"]
+    assert "compare_display" not in d.limits and "Pay as you go</th>" not in d.groups_box.children[0].value
+    assert list(d.upgrade_box.options) == [("Pay as you go", "paid"), ("Fixed 1M", "queue_enterprise_1m"),
+                                           ("Fixed 10M", "queue_enterprise_10m")]
     with_presets = AccountDashboard(clients.account, presets=PLAN_PRESETS)
-    assert with_presets.figure in with_presets.children and "<th>paid</th>" in with_presets.groups_box.children[0].value
+    assert with_presets.figure in with_presets.children and "Pay as you go</th>" in with_presets.groups_box.children[0].value
 
 
 @pytest.fixture
@@ -313,7 +315,7 @@ def test_dashboard_refresh_shows_server_changes(own_account):
     clients.account.upgrade_queue_plan(d.account.customer_id, "queue_enterprise_1m")
     d.refresh_button.click()
     assert d.refreshed == before + 1
-    assert "plan: queue_enterprise_1m" in d.header.value
+    assert "plan: Fixed 1M" in d.header.value
 
 
 def test_dashboard_upgrade_and_rotate_need_confirmation(own_account):
