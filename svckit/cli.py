@@ -183,7 +183,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with demo.stopped_by_signals():  # Ctrl-C and SIGTERM stop it, whatever it inherited
         try:
             sandbox.start()
-            env = demo.kernel_env(sandbox.env)
+            env = demo.kernel_env(sandbox.env, sandbox.data_dir)
             print(f"[svckit demo] sandbox at {sandbox.url} (seed {args.seed or 'none'}; data in {sandbox.data_dir})",
                   file=sys.stderr)
             if args.execute:

@@ -7,7 +7,8 @@ link to that folder, so there is one copy.
 A notebook's first cell is ``c = notebook_clients()``: with SVC_* variables set (``svckit demo``
 passes them to JupyterLab and its kernels) it connects to that service; with none set it starts a
 local ``Sandbox(seed="demo")`` for the kernel's lifetime, so every notebook runs top to bottom
-anywhere with no edits.
+anywhere with no edits. Either way its output says which service that is (a notebook is shared and
+read later: its numbers must say where they came from), with no credential in it.
 """
 
 from __future__ import annotations
@@ -45,24 +46,43 @@ _sandbox_log: list[str] = []  # what the kernel's sandbox logged while it starte
 
 # -- inside a notebook -----------------------------------------------------------------------------
 def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, *, verbose: bool = False,
-                     **client_options: Any) -> Clients:
+                     local_only: bool = False, **client_options: Any) -> Clients:
     """Clients for a notebook: from the SVC_* variables (or the vendor's names for them), or from a
     local sandbox when none are set.
 
+    It says what the notebook is connected to (:mod:`svckit.connection_status`): each area's address
+    (scheme, host and port), the variable it came from, its credentials masked, and for the embedded
+    sandbox where its data is; as HTML that a saved notebook keeps, as text in a script.
     The sandbox is started once per kernel (later calls reuse it) and stopped when the kernel exits
-    (or by :func:`stop_local_sandbox`). It says where it runs and what it holds in one status line;
-    its start-up log is folded inside that line, or shown on stderr as it happens with ``verbose``.
+    (or by :func:`stop_local_sandbox`); its start-up log is folded inside that output, or shown on
+    stderr as it happens with ``verbose``. ``local_only``: the notebook serves something the service
+    must call (an app on the kernel's loopback), which a hosted service cannot reach, so the variables
+    are used only when they name a loopback service; else the kernel's own sandbox, and it says so.
     In IPython, svckit's DataFrames then display readably (:func:`svckit.display.use_readable_frames`).
     """
+    from svckit import connection_status
     from svckit.display import use_readable_frames
 
     use_readable_frames()
     environ = os.environ if env is None else env
     if any(environ.get(name) for name in ALL_VARIABLES):
-        return connect(Settings.from_env(environ), **client_options)
+        settings = Settings.from_env(environ)
+        if not local_only or _on_loopback(settings):
+            connection_status.from_variables(settings, environ).show()
+            return connect(settings, **client_options)
     sandbox = local_sandbox(seed, verbose=verbose)
-    _show_status(sandbox)
+    status = connection_status.from_sandbox(sandbox, "\n".join(_sandbox_log))
+    if local_only and any(environ.get(name) for name in ALL_VARIABLES):
+        status = connection_status.instead_of_hosted(status)
+    status.show()
     return connect(sandbox.settings, **client_options)
+
+
+def _on_loopback(settings: Settings) -> bool:
+    from urllib.parse import urlsplit
+
+    urls = [u for u in (settings.kv_url, settings.vector_url, settings.devapi_url, settings.queue_url) if u]
+    return bool(urls) and all(urlsplit(u).hostname in ("127.0.0.1", "localhost", "::1") for u in urls)
 
 
 def local_sandbox(seed: str = "demo", *, verbose: bool = False) -> Any:
@@ -95,34 +115,6 @@ def stop_local_sandbox() -> bool:
     atexit.unregister(sb.stop)
     sb.stop()
     return True
-
-
-def _show_status(sandbox: Any) -> None:
-    """One line for the reader: where the sandbox runs, what it holds, how to stop it; the start-up
-    log folded inside. HTML in a notebook (saved with it), plain text elsewhere."""
-    import html
-
-    holds = "; ".join(sandbox.holds().values())
-    seed = f"{sandbox.seed} data" if sandbox.seed else "no seed data"
-    text = (f"No SVC_* variables set: started a local sandbox at {sandbox.url} with {seed} ({holds}). "
-            "It stops with the kernel, or now with svckit.demo.stop_local_sandbox().")
-    log = "\n".join(_sandbox_log)
-    markup = (
-        '<div class="svc-sandbox-status" style="border-left:3px solid #2e7d32;padding:2px 8px;'
-        'font-size:13px;line-height:1.5">'
-        f"<b>Local sandbox</b> at <code>{html.escape(sandbox.url)}</code> with {html.escape(seed)}: "
-        f"{html.escape(holds)}.<br>No <code>SVC_*</code> variables are set, so this kernel runs its own; "
-        "it stops with the kernel, or now with <code>svckit.demo.stop_local_sandbox()</code>."
-        + (f"<details><summary>start-up log</summary><pre>{html.escape(log)}</pre></details>" if log else "")
-        + "</div>")
-    from svckit.display import ipython_shell
-
-    if ipython_shell() is not None:
-        from IPython.display import display
-
-        display({"text/html": markup, "text/plain": text}, raw=True)
-    else:
-        print(text)
 
 
 # -- finding notebooks -----------------------------------------------------------------------------
@@ -223,12 +215,18 @@ def execute_notebooks(paths: Iterable[Path], out_dir: Path, env: Mapping[str, st
     return [execute_notebook(p, out_dir, env, **options) for p in paths]
 
 
-def kernel_env(service_env: Mapping[str, str]) -> dict[str, str]:
+def kernel_env(service_env: Mapping[str, str], sandbox_dir: str | Path | None = None) -> dict[str, str]:
     """The environment for kernels and JupyterLab: ours, minus stale SVC_* (and the external Redis's
     URL, SVC_REDIS_URL: its password is the sandbox's, not the notebooks'), plus the service's,
-    offline (no model hub, no telemetry)."""
-    env = {k: v for k, v in os.environ.items() if k not in ALL_VARIABLES and k != REDIS_URL_VARIABLE}
+    offline (no model hub, no telemetry). ``sandbox_dir``: the service is the embedded sandbox with
+    its data there, which each notebook's first output then says."""
+    from svckit.connection_status import DEMO_SANDBOX_VARIABLE
+
+    stale = {*ALL_VARIABLES, REDIS_URL_VARIABLE, DEMO_SANDBOX_VARIABLE}
+    env = {k: v for k, v in os.environ.items() if k not in stale}
     env.update(service_env)
+    if sandbox_dir is not None:
+        env[DEMO_SANDBOX_VARIABLE] = str(sandbox_dir)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
     # debugpy's "frozen modules" warning, printed at every kernel start on Python 3.11+

@@ -134,8 +134,10 @@ def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
     page.wait_for_function("() => document.querySelectorAll("
                            "'.svc-account-dashboard .js-plotly-plot .barlayer .point').length >= 20", timeout=30_000)
     assert dash.locator(".svc-card").count() == 7  # the usage, then six groups of limits
-    assert "Messages today (UTC)" in dash.locator(".svc-account-usage").inner_text()
-    assert dash.locator(".svc-account-usage .svc-meter").count() == 2
+    usage = dash.locator(".svc-account-usage").inner_text()
+    assert "Requests today (UTC)" in usage and "Schedules" in usage and "URL groups" in usage
+    # today's requests, the DLQ, and (given the queue client) schedules, queues and URL groups
+    assert dash.locator(".svc-account-usage .svc-meter").count() == 5
     token_text = dash.locator(".svc-token").inner_text()
     assert token_text.startswith("***") and len(token_text) <= 7
     # refresh reacts

@@ -3,12 +3,14 @@ written as HTML; a failing cell makes the command exit non-zero."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from svckit import demo
+from svckit.account.plans import plan_title
 from svckit.cli import main
 from tests.conftest import Haystack
 
@@ -28,7 +30,7 @@ def test_notebooks_connect_in_one_line():
     for path in demo.find_notebooks():
         nb = nbformat.read(path, as_version=4)
         first_code = next(c for c in nb.cells if c.cell_type == "code")
-        assert "notebook_clients()" in first_code.source, path.name
+        assert re.search(r"^c = notebook_clients\((local_only=True)?\)", first_code.source, re.MULTILINE), path.name
         assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), f"{path.name} has stale outputs"
 
 
@@ -47,6 +49,9 @@ def test_every_notebook_runs_top_to_bottom_and_stays_light(name, executed):
     html = run.html.read_text()
     notebook = nbformat.read(folder / name, as_version=4)
     assert not [o for c in notebook.cells for o in c.get("outputs", ()) if o.output_type == "error"]
+    first = next(c for c in notebook.cells if c.cell_type == "code")
+    said = [o.data["text/plain"] for o in first.outputs if "svc-connection" in o.get("data", {}).get("text/html", "")]
+    assert said and said[0].startswith("Connected to the service named by the SVC_* variables."), said  # at its top
     for snippet in EXPECTED_OUTPUTS.get(name, ()):
         assert snippet in html, f"{name}: {snippet!r} not in the executed notebook"
     assert run.html.stat().st_size <= HTML_LIMIT, f"{name}: {run.html.stat().st_size:,} bytes of HTML"
@@ -73,7 +78,9 @@ def test_no_secret_in_an_executed_notebook_or_its_html(executed):
 EXPECTED_OUTPUTS = {
     "00_tour.ipynb": ["WRONGTYPE Operation against a key"],
     "kv_explorer.ipynb": ["subscribed to demo-news", "This explorer uses a Read Only token"],
-    "account_dashboard.ipynb": ["Plan changed to paid (OK).", "50.0 MiB", "Messages today (UTC)"],
+    # the upgrade, shown on the notebook's own account (the shared one stays as it was)
+    "account_dashboard.ipynb": [f"Plan changed to {plan_title('paid')} (OK).", "50.0 MiB", "Requests today (UTC)",
+                                "the shared account's plan: free"],
     # the Deliveries view's static view: the flaky message's answers and the summary's DLQ count
     "queue_deliveries.ipynb": ["503 503 200", "1 in the DLQ", "svc-deliveries-chart"],
     # the vendor's serve() app: the broken step told to the failure function, the resume keeping "pack"

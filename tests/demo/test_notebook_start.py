@@ -37,10 +37,12 @@ def run_script(tmp_path, mode: str) -> subprocess.CompletedProcess[str]:
 def test_a_script_gets_its_sandbox_quietly_and_leaves_nothing_behind(tmp_path):
     done = run_script(tmp_path, "quiet")
     assert done.stderr == ""
-    status, read = done.stdout.splitlines()
+    status, *areas, read = done.stdout.splitlines()
     assert status.startswith("No SVC_* variables set: started a local sandbox at http://127.0.0.1:")
     assert "with demo data (" in status and " keys" in status and "workflow runs" in status
-    assert "stop_local_sandbox()" in status
+    assert "stop_local_sandbox()" in status and ", data in /" in status
+    assert [a.split(":")[0].strip() for a in areas] == ["Key-value", "Vector", "Account (developer API)", "Queue"]
+    assert all("http://127.0.0.1:" in a and ("token ***" in a or "key ***" in a) for a in areas), areas
     assert read == "read yes"
 
 
@@ -64,6 +66,7 @@ def test_in_a_notebook_the_status_is_one_html_line_with_the_log_folded_inside(tm
     assert kinds == [("display_data", None), ("stream", "stdout")]  # no stderr
     status = cell.outputs[0].data["text/html"]
     assert 'class="svc-sandbox-status"' in status and "<details><summary>start-up log</summary>" in status
+    assert "embedded sandbox, data in <code>/" in status and 'class="svc-connection-areas"' in status
     assert "kv backend: redis-server" in status or "kv backend: fakeredis" in status
     assert cell.outputs[1].text == "hello\n"
 
