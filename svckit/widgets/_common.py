@@ -15,7 +15,7 @@ import pandas as pd
 import traitlets as T
 
 from svckit._units import duration_text, timestamp_text
-from svckit.display import is_url, url_html
+from svckit.display import ipython_shell, is_url, url_html
 from svckit.errors import SvcError
 
 #: One small stylesheet, injected once per widget (an HTML widget with a <style> tag), so tables and
@@ -131,6 +131,26 @@ def error_text(exc: BaseException) -> str:
     """An error as a widget says it: its message, cut at 300 characters."""
     text = str(exc) or type(exc).__name__
     return text if len(text) < 300 else text[:300] + "…"
+
+
+class CellHooks:
+    """Handlers of IPython's cell events (``pre_run_cell``, ``post_run_cell``), registered with the
+    running shell once, when :meth:`hook` is first called in one (nothing happens outside IPython):
+    the one way a widget learns that a cell began or ended."""
+
+    hooked = False
+
+    def events(self) -> dict[str, Callable[..., None]]:
+        raise NotImplementedError
+
+    def hook(self) -> None:
+        if self.hooked:
+            return
+        shell = ipython_shell()
+        if shell is not None:
+            for name, handler in self.events().items():
+                shell.events.register(name, handler)
+            self.hooked = True
 
 
 class MessageBar(W.HTML):

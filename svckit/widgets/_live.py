@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
 import ipywidgets as W
 import traitlets as T
+
+from svckit.widgets._common import CellHooks
 
 _GATE_ESM = """
 export default {
@@ -47,24 +50,15 @@ export default {
 BUSY_INTERVAL = 5.0
 
 
-class _Cells:
+class _Cells(CellHooks):
     """Whether IPython is running a cell now: its pre/post_run_cell events, hooked once, when a
     gate is first made in an IPython shell."""
 
     def __init__(self) -> None:
-        self.hooked = False
         self.since: float | None = None  # time.monotonic() the running cell began, None between cells
 
-    def hook(self) -> None:
-        if self.hooked:
-            return
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        if shell is not None:
-            shell.events.register("pre_run_cell", self._began)
-            shell.events.register("post_run_cell", self._ended)
-            self.hooked = True
+    def events(self) -> dict[str, Callable[..., None]]:
+        return {"pre_run_cell": self._began, "post_run_cell": self._ended}
 
     def _began(self, *_args: Any) -> None:
         self.since = time.monotonic()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +33,7 @@ import traitlets as T
 
 from svckit._units import timestamp_text
 from svckit.widgets._chart import CONFIG, PLOTLY_MIME, Chart
+from svckit.widgets._common import CellHooks
 from svckit.widgets._static_html import STATIC_STYLE, Slots, script_json, static_html
 
 #: seconds between a change and the rewrite of the static view (changes in between are coalesced)
@@ -95,23 +97,15 @@ def slot_rules(model_id: str, slots: int, empty: set[int]) -> str:
 
 # -- displaying a widget with its static view ------------------------------------------------------
 
-class _Watcher:
+class _Watcher(CellHooks):
     """Every displayed :class:`StaticView`; rewrites the views of those that changed, a moment after
     the change (a timer) and at the end of each cell (so a headless run records the final state)."""
 
     def __init__(self) -> None:
         self.views: set[StaticView] = set()
-        self.hooked = False
 
-    def hook(self) -> None:
-        if self.hooked:
-            return
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        if shell is not None:
-            shell.events.register("post_run_cell", self.end_of_cell)
-            self.hooked = True
+    def events(self) -> dict[str, Callable[..., None]]:
+        return {"post_run_cell": self.end_of_cell}
 
     def end_of_cell(self, *_args: Any) -> None:
         for view in list(self.views):
