@@ -5,14 +5,15 @@ PNG the front end wrote into them after drawing); and the same notebook through 
 ``jupyter nbconvert --to html``, opened with every request off the machine aborted, shows each of
 them too (the PNGs: nbconvert's page has no plotly.js).
 
-The notebooks: a representative subset, each in one of the two front ends, for time (each case is
-a Run All in a browser, then a reopen and an nbconvert, about 1.5 minutes; CI has two cores and the
-whole suite some 20 minutes): workflow_timeline in JupyterLab (a Gantt and a steps chart redrawn
-after display), kv_analysis in Notebook 7 (charts in tabs, a live profiler chart redrawn every
-second), vector_playground in JupyterLab (charts in tabs, three batch charts added after display
-into the static view's spare outputs, plotly figures shown on their own) and account_dashboard in
-Notebook 7. Every other notebook's widgets are built from the same StaticView and Chart, and the
-front ends draw plotly outputs with the same renderer.
+The notebooks: every demo notebook that draws a chart (kv_explorer and kv_bulk draw none), each in
+one of the two front ends (each case is a Run All in a
+browser, then a reopen and an nbconvert, about a minute; both front ends draw plotly outputs with
+the same renderer, and test_nb_browser.py opens every notebook fresh in both): workflow_timeline (a
+Gantt and a steps chart redrawn after display), kv_analysis (charts in tabs, a live profiler chart
+redrawn every second), vector_playground (charts in tabs, three batch charts added after display into
+the static view's spare outputs, plotly figures shown on their own), account_dashboard, the tour and
+the rest. Nothing else may read "Loading widget..." either: a finished progress bar leaves a line of
+text where its widget was (svckit._progress).
 
 Screenshots of each reopened notebook: test-output/screenshots/saved_<notebook>_<ui>.png.
 """
@@ -45,7 +46,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CORPUS = 200
 #: (front end, notebook)
 CASES = [("lab", "workflow_timeline.ipynb"), ("notebook", "kv_analysis.ipynb"),
-         ("lab", "vector_playground.ipynb"), ("notebook", "account_dashboard.ipynb")]
+         ("lab", "vector_playground.ipynb"), ("notebook", "account_dashboard.ipynb"),
+         ("notebook", "00_tour.ipynb"), ("lab", "queue_deliveries.ipynb"), ("notebook", "vector_evaluation.ipynb"),
+         ("lab", "workflows_with_the_sdk.ipynb")]
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 
 #: the charts the live widgets hold (in any tab; not those a widget hides) and the plotly figures
