@@ -113,9 +113,9 @@ def test_the_key_tree_is_a_namespace_tree_with_counts_memory_and_a_partial_note(
     assert f"43 keys matching {own}:* · scanned all {kv.dbsize():,} keys · memory of every key measured" in status
     rows = {value: label for label, value in w.tree_list.options}
     # the search's namespace is open; its namespaces show key counts and memory
-    assert rows[f"{own}:"].startswith(f"▾ {own}:   43 keys · ")
-    assert rows[f"{own}:user:"].startswith("    ▸ user:   30 keys · ") and rows[f"{own}:user:"].endswith("B")
-    assert rows[f"{own}:session:"].startswith("    ▸ session:   12 keys · ")
+    assert rows[f"{own}:"].startswith(f"▼ {own}:   43 keys · ")
+    assert rows[f"{own}:user:"].startswith("    ► user:   30 keys · ") and rows[f"{own}:user:"].endswith("B")
+    assert rows[f"{own}:session:"].startswith("    ► session:   12 keys · ")
     assert f"key\0{own}:config" in rows
     assert dict(w.tree())[f"{own}:user:"] == 30
     frame = w.tree_frame()  # the same as a frame: namespaces under the search's prefix, most keys first
