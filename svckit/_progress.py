@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from svckit._units import duration_text
+from svckit._units import duration_text, plural
 
 __all__ = ["Cancel", "Progress", "ProgressArg", "ProgressHook", "Reporter", "is_cancelled"]
 
@@ -62,7 +62,7 @@ class Progress:
         ``time_left=False``: a tqdm bar draws its own)."""
         parts = [self.note] if self.note else []
         if self.round_trips is not None:
-            parts.append(f"{self.round_trips:,} round trip{'' if self.round_trips == 1 else 's'}")
+            parts.append(plural(self.round_trips, "round trip"))
         if self.eta is not None and time_left:
             parts.append(f"{duration_text(max(self.eta, 0.0))} left")
         return parts

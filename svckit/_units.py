@@ -19,7 +19,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-__all__ = ["DECIMALS", "READABLE", "UNITS", "count_text", "decimal_text", "duration_text", "mark", "share_text",
+__all__ = ["DECIMALS", "READABLE", "UNITS", "count_text", "decimal_text", "duration_text", "mark", "plural", "share_text",
            "short_url", "timestamp_text"]
 
 #: decimals of a score or a share written as text: pandas' display precision, so a number reads the
@@ -55,6 +55,11 @@ def mark(frame: _F, **units: str) -> _F:
 def count_text(value: float) -> str:
     """A count with thousands separators, whole: ``2003.0`` is ``2,003`` (an estimate rounds)."""
     return f"{value:,.0f}" if math.isfinite(value) else "—"
+
+
+def plural(n: int, unit: str) -> str:
+    """A count and its unit, plural where it is not one: ``1 key``, ``0 keys``, ``1,541 keys``."""
+    return f"{n:,} {unit}{'' if n == 1 else 's'}"
 
 
 def share_text(value: float) -> str:

@@ -26,33 +26,22 @@ import traitlets as T
 
 from svckit import frames
 from svckit._inflight import InFlight
+from svckit._units import plural
 from svckit.errors import SvcError
 from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, scan_keys
 from svckit.widgets._common import MessageBar, Quiet, error_text, muted_html
 from svckit.widgets.kv_explorer.listing import (
-    GLOB_CHARS,
     LIST_STYLE,
     TYPE_CHOICES,
     is_exact_key,
     key_list_labels,
     keys_table_html,
     natural_key,
-    plural,
     scan_text,
     search_glob,
 )
 
-__all__ = [
-    "GLOB_CHARS",
-    "KeyBrowser",
-    "ScanState",
-    "is_exact_key",
-    "keys_table_html",
-    "natural_key",
-    "plural",
-    "scan_text",
-    "search_glob",
-]
+__all__ = ["KeyBrowser", "ScanState"]
 
 class ScanState(T.HasTraits):
     """What the key browser scans and has found (the explorer shows the same traits)."""
@@ -226,7 +215,7 @@ class KeyBrowser(ScanState, W.VBox):
     def status_text(self) -> str:
         """The status line as plain text (:func:`scan_text`'s words)."""
         if is_exact_key(self.pattern) and self.readonly:
-            return f"exact lookup of {self.pattern} · {plural(len(self.matches))}"
+            return f"exact lookup of {self.pattern} · {plural(len(self.matches), 'key')}"
         return scan_text(len(self.matches), self.glob, self.scanned, self.dbsize, self.complete)
 
     def _update_status(self) -> None:

@@ -22,12 +22,13 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
+from svckit._units import plural
 from svckit.errors import SvcError
 from svckit.kv.bulk import BulkPlan, BulkSummary, pattern_for_prefix, plan_bulk, run_bulk
 from svckit.kv.keyspace import describe_keys
 from svckit.widgets._common import ConfirmBar, error_text, frame_html, message_html, muted_html
 from svckit.widgets._jobs import BackgroundJob
-from svckit.widgets.kv_explorer.listing import keys_table_html, plural, scan_text
+from svckit.widgets.kv_explorer.listing import keys_table_html, scan_text
 
 BULK_READONLY_REFUSAL = ("Bulk actions are disabled: the Read Only token may not SCAN the keyspace nor write keys. "
                          "Connect with the Standard token (SVC_KV_TOKEN) to use them.")
@@ -201,7 +202,7 @@ class BulkPanel(BulkState, W.VBox):
                                   + keys_table_html(frames.keys_frame(infos), drop=["length"]))
         total = plan.total or 0
         counted = scan_text(plan.count, plan.pattern, total, total, plan.complete) if plan.complete and total else (
-            f"{plural(plan.count)} matching {plan.pattern}")
+            f"{plural(plan.count, 'key')} matching {plan.pattern}")
         self.bulk_progress_label.value = muted_html(counted)
         stopped = "" if plan.complete else " so far (cancelled before the end: at least that many)"
         calls = plural(plan.calls, "SCAN call")

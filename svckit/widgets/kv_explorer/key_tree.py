@@ -23,12 +23,12 @@ import ipywidgets as W
 import pandas as pd
 import traitlets as T
 
-from svckit._units import mark
+from svckit._units import mark, plural
 from svckit.frames import format_bytes
 from svckit.kv.keyspace import KeyScan, describe_keys, walk_keys
 from svckit.widgets._common import Quiet, message_html, muted_html
 from svckit.widgets._jobs import BackgroundJob
-from svckit.widgets.kv_explorer.listing import GLOB_CHARS, natural_key, plural, scan_text
+from svckit.widgets.kv_explorer.listing import GLOB_CHARS, natural_key, scan_text
 
 #: keys listed under an open namespace at most (the rest are counted, "… and 1,234 more keys")
 LEAVES_SHOWN = 20
@@ -239,7 +239,7 @@ class KeyTree(W.VBox):
             for child in model.namespaces(node):
                 mark = "▼" if child in opened else "►"
                 label = child[len(node):]
-                out.append((f"{pad}{mark} {label}   {plural(model.keys[child])} · {memory(child)}", child))
+                out.append((f"{pad}{mark} {label}   {plural(model.keys[child], 'key')} · {memory(child)}", child))
                 if child in opened:
                     walk(child, depth + 1)
             shown = model.leaves.get(node, [])
@@ -247,7 +247,7 @@ class KeyTree(W.VBox):
                 out.append((f"{pad}  {str(key)[len(node):]}", f"key\0{key}"))
             rest = model.direct_keys(node) - len(shown)
             if rest > 0:
-                out.append((f"{pad}  … and {rest:,} more key{'' if rest == 1 else 's'} (pick to list them)",
+                out.append((f"{pad}  … and {plural(rest, 'more key')} (pick to list them)",
                             f"more\0{node}"))
 
         opened = self._open()
@@ -261,7 +261,7 @@ class KeyTree(W.VBox):
             self.tree_list.value = None
         self.counted = self._status(model)
         total = model.keys.get("", 0)
-        self.tree_status.value = muted_html(f"{plural(total)} in {plural(len(model.namespaces('')), 'namespace')}"
+        self.tree_status.value = muted_html(f"{plural(total, 'key')} in {plural(len(model.namespaces('')), 'namespace')}"
                                             f" at the top · {self.counted}")
 
     def tree_up_level(self) -> None:

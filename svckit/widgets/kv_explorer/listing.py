@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from svckit import frames
-from svckit._units import duration_text
+from svckit._units import duration_text, plural
 from svckit.widgets._common import badge, frame_html
 
 GLOB_CHARS = set("*?[")
@@ -38,18 +38,13 @@ def search_glob(pattern: str) -> str:
     return "*" + "".join("\\" + ch if ch in GLOB_SPECIALS else ch for ch in pattern) + "*"
 
 
-def plural(n: int, unit: str = "key") -> str:
-    """``1 key``, ``0 keys``, ``1,541 keys``."""
-    return f"{n:,} {unit}{'' if n == 1 else 's'}"
-
-
 def scan_text(matched: int, pattern: str, walked: int, total: int, complete: bool) -> str:
     """What a walk found, in the words the browser, the key tree and the Bulk tab share:
     ``52 keys matching *user* so far · scanned 1,000 of ~3,405 keys`` while it goes on,
     ``200 keys matching *user* · scanned all 3,405 keys`` once it has walked everything."""
     if complete:
-        return f"{plural(matched)} matching {pattern} · scanned all {plural(total)}"
-    return f"{plural(matched)} matching {pattern} so far · scanned {walked:,} of ~{plural(total)}"
+        return f"{plural(matched, 'key')} matching {pattern} · scanned all {plural(total, 'key')}"
+    return f"{plural(matched, 'key')} matching {pattern} so far · scanned {walked:,} of ~{plural(total, 'key')}"
 
 
 def natural_key(key: Any) -> list[Any]:

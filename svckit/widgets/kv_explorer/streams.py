@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as W
 import pandas as pd
 
-from svckit._units import mark
+from svckit._units import mark, plural
 from svckit.widgets._common import MessageBar, frame_html, message_html, muted_html
 from svckit.widgets._jobs import StreamPump
 
@@ -28,7 +28,7 @@ def monitor_line(ev: Any) -> str:
 def message_line(msg: Any) -> str:
     if msg.kind == "subscribe":
         n = msg.count or 0
-        return f"subscribed to {msg.channel} ({n:,} subscription{'' if n == 1 else 's'})"
+        return f"subscribed to {msg.channel} ({plural(n, 'subscription')})"
     return f"{msg.channel} ← {msg.data}"
 
 
@@ -157,5 +157,5 @@ class PubSubView(StreamView):
 
     def publish(self, channel: str, message: str) -> int | None:
         ok, n = self.messages.attempt(lambda: self.kv.publish(channel, message), "PUBLISH failed",
-                                      lambda n: f"Published to {channel}: {n:,} subscriber{'' if n == 1 else 's'} received it.")
+                                      lambda n: f"Published to {channel}: {plural(n, 'subscriber')} received it.")
         return n if ok else None
