@@ -49,6 +49,7 @@ from svckit.widgets._common import (
     BADGE_COLORS,
     ConfirmBar,
     MessageBar,
+    Quiet,
     badge,
     style_widget,
 )
@@ -100,6 +101,7 @@ class AccountDashboard(StaticView, W.VBox):
         self.usage_frame = pd.DataFrame()
         #: schedules, queues, URL groups counted at the last refresh (an error where counting failed)
         self.counts: dict[str, int] | SvcError | None = None
+        self._setting_compare = Quiet()  # the dashboard, not a person, sets the compared plan
         self._build()
         super().__init__(self._children(), **traits)
         self.add_class("svc-account-dashboard")
@@ -245,14 +247,11 @@ class AccountDashboard(StaticView, W.VBox):
 
     # ------------------------------------------------------------------ plans
     def _show_compare(self, plan: str) -> None:
-        self._setting_compare = True
-        try:
+        with self._setting_compare:
             self.compare_box.value = plan or None
-        finally:
-            self._setting_compare = False
 
     def _compare_picked(self, change: Any) -> None:
-        if not getattr(self, "_setting_compare", False):
+        if not self._setting_compare:
             self._compare_auto = False  # a person picked: keep it
         self.compare_plan = change["new"] or ""
 
