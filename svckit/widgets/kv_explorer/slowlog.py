@@ -14,6 +14,8 @@ from typing import Any
 import ipywidgets as W
 import pandas as pd
 
+from svckit._inflight import InFlight
+from svckit._units import plural
 from svckit.errors import SvcError, mask
 from svckit.kv.redact import redact
 from svckit.widgets._common import ConfirmBar, MessageBar, error_text, frame_html
@@ -69,27 +71,37 @@ class SlowLogView(W.VBox):
             self.slowlog_reset.tooltip = "this explorer uses a Read Only token: the slow log is not reset"
 
     def refresh(self) -> pd.DataFrame:
-        """SLOWLOG GET: the newest entries first, as a table; a refusal is said, not raised."""
-        try:
-            reply = self.kv.execute("SLOWLOG", "GET", ENTRIES)
-        except SvcError as exc:
+        """SLOWLOG GET: the newest entries first, as a table; a refusal is said, not raised. The
+        logging threshold is read beside it (one round trip for both)."""
+        with InFlight(limit=2) as flight:
+            got = flight.submit(self._entries)
+            threshold = flight.submit(self._threshold)
+        reply = got.result()
+        if isinstance(reply, SvcError):
             self.frame = pd.DataFrame()
             self.slowlog_table.value = ""
             who = "this explorer's Read Only token" if self.readonly else "this token"
             self.slowlog_status.say(f"The slow log cannot be read with {who}: the service refused SLOWLOG GET "
-                                    f"({error_text(exc)}). A Standard token reads it.", "info")
+                                    f"({error_text(reply)}). A Standard token reads it.", "info")
             return self.frame
         self.frame = slowlog_frame(reply)
-        threshold, n = self._threshold() or " slower than the server's threshold", len(self.frame)
+        threshold_text, n = threshold.result() or " slower than the server's threshold", len(self.frame)
         if n:
-            self.slowlog_status.say(f"{n:,} command{'s' * (n != 1)}{threshold}, newest first "
+            self.slowlog_status.say(f"{plural(n, 'command')}{threshold_text}, newest first "
                                     f"(the last {ENTRIES} at most).", "info")
         else:
-            self.slowlog_status.say(f"The slow log is empty: no command{threshold} since it was last reset.",
+            self.slowlog_status.say(f"The slow log is empty: no command{threshold_text} since it was last reset.",
                                     "info")
         shown = self.frame.rename(columns={"duration_us": "duration"})
         self.slowlog_table.value = frame_html(shown, max_rows=ENTRIES, formatters={"duration": _micros}) if n else ""
         return self.frame
+
+    def _entries(self) -> Any:
+        """SLOWLOG GET's reply, or the error that refused it."""
+        try:
+            return self.kv.execute("SLOWLOG", "GET", ENTRIES)
+        except SvcError as exc:
+            return exc
 
     def _threshold(self) -> str:
         """" slower than 10,000 µs" when CONFIG GET may read the setting, else ""."""
