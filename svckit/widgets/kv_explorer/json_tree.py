@@ -16,6 +16,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from svckit._units import plural
 from svckit.widgets._common import ConfirmBar, MessageBar, Quiet, message_html
 from svckit.widgets.kv_explorer.element_editor import command_text, send_write
 
@@ -64,8 +65,8 @@ def tree_html(doc: Any, limit: int = MAX_NODES) -> str:
         label = f'<span style="color:#6b21a8">{html.escape(name)}</span>'
         if isinstance(value, (dict, list)) and value:
             n = len(value)
-            kind = (f"{{…}} {n:,} key{'s' * (n != 1)}" if isinstance(value, dict)
-                    else f"[…] {n:,} item{'s' * (n != 1)}")
+            kind = (f"{{…}} {plural(n, 'key')}" if isinstance(value, dict)
+                    else f"[…] {plural(n, 'item')}")
             out.append(f'<details{" open" if depth < 2 else ""} style="margin-left:{12 if depth else 0}px">'
                        f'<summary>{label} <span class="svc-muted">{kind}</span></summary>')
             items = value.items() if isinstance(value, dict) else enumerate(value)
