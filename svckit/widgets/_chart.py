@@ -115,6 +115,11 @@ class Chart(W.Widget):
             self._dom_classes = (*self._dom_classes, name)
         return self
 
+    def remove_class(self, name: str) -> Chart:
+        """Remove a CSS class :meth:`add_class` added."""
+        self._dom_classes = tuple(c for c in self._dom_classes if c != name)
+        return self
+
     def show(self, fig: go.Figure) -> None:
         """Draw ``fig`` in place of what the chart shows."""
         self.figure = fig

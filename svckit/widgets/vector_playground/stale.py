@@ -22,9 +22,11 @@ def stale_note(applied_filter: str) -> str:
 
 
 def show_stale(note: W.HTML, dimmed: Iterable[Any], why: str) -> None:
-    """Show ``why`` in ``note`` and dim ``dimmed`` (``""``: clear both). A Chart is not a DOMWidget,
-    so the class is set through the ``_dom_classes`` trait both have."""
+    """Show ``why`` in ``note`` and dim ``dimmed`` (``""``: clear both): widgets and Charts, whose
+    ``add_class`` / ``remove_class`` are a DOMWidget's."""
     note.value = STALE_STYLE + message_html(why) if why else ""
     for w in dimmed:
-        others = tuple(c for c in w._dom_classes if c != "svckit-stale")
-        w._dom_classes = (*others, "svckit-stale") if why else others
+        if why:
+            w.add_class("svckit-stale")
+        else:
+            w.remove_class("svckit-stale")
