@@ -47,6 +47,20 @@ PLAN_NAMES: tuple[str, ...] = ("free", *UPGRADE_PLAN_NAMES)
 #: plan name -> the name a person reads (the vendor's console and pricing page)
 PLAN_TITLES: dict[str, str] = {
     "free": "Free", "paid": "Pay as you go", "queue_enterprise_1m": "Fixed 1M", "queue_enterprise_10m": "Fixed 10M",
+    "queue_enterprise_100m": "Fixed 100M",
+}
+
+#: plan names the vendor's ``POST /v2/qstash/set-plan/{id}`` accepts -> the plan the record then
+#: names (its ``reserved_type``): the vendor's own names and the spec's. ``qstash_fixed_1m`` is the
+#: plan the spec calls ``queue_enterprise_1m`` ("Fixed 1M"); "Fixed 100M" is only reachable here, the
+#: spec's ``/queue-upgrade`` names no such plan.
+SET_PLAN_NAMES: dict[str, str] = {
+    "paid": "paid",
+    "qstash_fixed_1m": "queue_enterprise_1m",
+    "qstash_fixed_10m": "queue_enterprise_10m",
+    "qstash_fixed_100m": "queue_enterprise_100m",
+    "queue_enterprise_1m": "queue_enterprise_1m",
+    "queue_enterprise_10m": "queue_enterprise_10m",
 }
 
 

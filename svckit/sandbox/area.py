@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import math
 import secrets
+import threading
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -95,6 +98,38 @@ class SandboxContext:
     #: the open lock on the data directory (svckit/sandbox/lock.py): a process the sandbox starts there
     #: (its redis-server) inherits it, so the directory stays held while that process lives
     lock_fd: int | None = None
+    #: every area of this sandbox, in the order loaded (filled by ``server.load_areas``): the developer
+    #: API lists what the others hold through their :meth:`Area.resource_records`
+    areas: list[Area] = field(default_factory=list, repr=False)
+
+
+def utc_today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+class DailyCounts:
+    """Counts by key for the current UTC day, from zero at midnight UTC (in memory: a restart starts
+    the day's count again). Cheap enough for every request: a lock and a dict."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._day = utc_today()
+        self._counts: Counter[str] = Counter()
+
+    def _roll(self) -> None:
+        today = utc_today()
+        if today != self._day:
+            self._day, self._counts = today, Counter()
+
+    def add(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self._roll()
+            self._counts[key] += n
+
+    def today(self, key: str) -> int:
+        with self._lock:
+            self._roll()
+            return self._counts[key]
 
 
 @dataclass(frozen=True)
@@ -155,6 +190,21 @@ class Area:
 
     async def start(self) -> None:
         """Called once the event loop runs, before the first request."""
+
+    #: the developer API's kind of what this area holds ("redis", "vector"); "" for nothing it lists
+    resource_kind: str = ""
+
+    def resource_records(self, origin: str) -> dict[str, dict[str, Any]]:
+        """What this area holds, as the developer API lists it: resource name -> its fields (its
+        ``endpoint``, a whole URL on ``origin``, the scheme and host the request came to; its tokens;
+        each limit the area enforces, -1 where none). The developer API adds the id, creation time,
+        region, plan and owner. Quick: called on the event loop."""
+        return {}
+
+    async def resource_stats(self, name: str) -> dict[str, Any]:
+        """The usage of resource ``name`` now, as the developer API's stats read it (today's counts
+        by UTC day); work that touches the disk or the backend is done off the event loop."""
+        return {}
 
     async def holds(self) -> str:
         """What this area holds now, in a few words for a person ("1,203 keys"); read on the

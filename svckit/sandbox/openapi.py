@@ -416,11 +416,12 @@ def _build() -> dict[str, Any]:
                               "responses": {"200": _json(_ref("Health"), "every check passed"),
                                             "503": _json(_ref("Health"), "a check failed")}}},
     }
-    # area D's paths are in their own module; it uses the helpers above (defined by now)
+    # area C's vendor paths and area D's are in modules of their own; they use the helpers above (defined by now)
     from svckit.sandbox.openapi_delivery import delivery_paths
+    from svckit.sandbox.openapi_devapi import devapi_vendor_paths
     from svckit.sandbox.openapi_queue import queue_paths
 
-    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), queue_paths(), delivery_paths()):
+    for part in (_kv_paths(), _vector_paths(), _devapi_paths(), devapi_vendor_paths(), queue_paths(), delivery_paths()):
         paths.update(part)
     for item in paths.values():  # anything outside the areas is a 404 from the sandbox itself
         for op in item.values():

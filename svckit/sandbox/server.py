@@ -92,6 +92,7 @@ def load_areas(ctx: SandboxContext, names: Sequence[str]) -> list[Area]:
             raise ValueError(f"areas: unknown area {name!r}; choose from {', '.join(AREAS)}")
         module, _, cls = AREAS[name].partition(":")
         areas.append(getattr(importlib.import_module(module), cls)(ctx))
+    ctx.areas[:] = areas  # what the developer API lists (Area.resource_records)
     return areas
 
 

@@ -228,7 +228,29 @@ class Store:
             self.set_meta("signing_key_next", fresh)
             return upcoming, fresh
 
+    # -- the developer API's resource ids (area C) ------------------------------------------
+    def resource_identity(self, kind: str, name: str) -> dict[str, Any]:
+        """``{"id": uuid4, "creation_time": Unix seconds}`` of the resource ``name`` of ``kind``
+        ("redis", "vector"), made the first time it is asked for and kept in the meta table, so the
+        same after a restart on this data directory."""
+        key = f"resource/{kind}/{name}"
+        known = self.get_meta(key)  # a read, without the writer's lock, once it is made
+        if known is not None:
+            return json.loads(known)
+        with self.transaction() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return json.loads(row["value"])
+            identity = {"id": str(uuid.uuid4()), "creation_time": int(time.time())}
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(identity)))
+            return identity
+
     # -- search indexes (area C) -------------------------------------------------------------
+    def search_index_records(self) -> list[dict[str, Any]]:
+        """Each search index's id, name and creation time (Unix seconds), by id."""
+        return [{"id": r["id"], "name": r["name"], "creation_time": r["created_at"] // 1000}
+                for r in self.query("SELECT id, name, created_at FROM search_indexes ORDER BY id")]
+
     def ensure_search_indexes(self) -> None:
         with self.transaction() as db:
             for index_id, name in SEED_INDEXES:

@@ -36,7 +36,8 @@ long its work may run (``vector_max_query_seconds``: 400 naming the limit). A re
 away stops its work too: a task watches the connection while the worker thread runs, and the index
 checks between records (:class:`~svckit.localindex.limits.Budget`), so a query nobody waits for does
 not run on.
-State lives in ``<data_dir>/vector/<index>``.
+State lives in ``<data_dir>/vector/<index>``. The queries and updates each index answers are counted per
+UTC day, in memory, for the developer API's stats (:meth:`VectorArea.resource_stats`).
 Seeding the demo corpus also runs in the background (embedding it takes a while on a small CPU); until
 it is done, ``info`` counts the remaining items in ``pendingVectorCount``.
 """
@@ -63,8 +64,9 @@ from starlette.routing import Route
 from svckit._files import private_dir
 from svckit.localindex import DenseEmbedder, LocalIndex, get_embedder, load_demo_corpus
 from svckit.localindex.dispatch import OPERATIONS, error_status
+from svckit.localindex.index import SPARSE_MODEL
 from svckit.localindex.limits import Cancelled, Limits
-from svckit.sandbox.area import Area, Health, SandboxContext, positive_option
+from svckit.sandbox.area import Area, DailyCounts, Health, SandboxContext, positive_option
 from svckit.sandbox.auth import bearer_check
 
 log = logging.getLogger(__name__)
@@ -80,6 +82,9 @@ SEED_BATCH = 64
 #: worker threads per index. Queries on one index take its lock in turn for their ranking, so more
 #: threads mostly wait; four let text be embedded (outside the lock) while another query ranks.
 THREADS_PER_INDEX = 4
+#: the operations the developer API's stats count as queries and as updates (per UTC day, per index)
+QUERY_OPERATIONS = frozenset({"query", "query-data", "resumable-query", "resumable-query-data", "resumable-query-next"})
+UPDATE_OPERATIONS = frozenset({"upsert", "upsert-data", "update", "delete", "reset", "delete-namespace"})
 
 
 def _error(message: str, status: int) -> JSONResponse:
@@ -136,6 +141,8 @@ class VectorArea(Area):
         self.embedder: DenseEmbedder | None = None
         self._warmup: threading.Thread | None = None
         self._stopping = False
+        #: "query <index>" / "update <index>" -> requests answered today (the developer API's stats)
+        self.daily = DailyCounts()
 
     def error_body(self, message: str, status: int) -> dict[str, Any]:
         return {"error": message, "status": status}
@@ -245,6 +252,44 @@ class VectorArea(Area):
         pending = sum(self.pending.values())
         return f"{text}, {pending:,} more being embedded" if pending else text
 
+    # -- what the developer API lists (svckit/sandbox/devapi) -------------------------------------
+    resource_kind = "vector"
+
+    def resource_records(self, origin: str) -> dict[str, dict[str, Any]]:
+        """Each index: its kind and model as it really runs, its URL on ``origin`` and token (no read-only
+        one: ""), and the bounds enforced (top_k per query), -1 for the vendor's bounds it does not have."""
+        token = self.ctx.credentials.vector_token
+        unbounded = ("max_vector_count", "max_daily_queries", "max_daily_updates", "max_writes_per_second",
+                     "max_query_per_second", "max_writes_per_request", "max_total_metadata_size")
+        out = {}
+        for name, index in self.indexes.items():
+            record: dict[str, Any] = {"similarity_function": index.metric, "dimension_count": index.dimension}
+            if index.kind != "sparse" and index.model_name:
+                record["embedding_model"] = index.model_name
+            if index.kind != "dense":
+                record["sparse_embedding_model"] = SPARSE_MODEL
+            out[name] = {**record, "index_type": index.kind.upper(), "endpoint": f"{origin}{self.prefix}/{name}",
+                         "token": token, "read_only_token": "", "max_reads_per_request": self.limits.max_top_k,
+                         **dict.fromkeys(unbounded, -1)}
+        return out
+
+    async def resource_stats(self, name: str) -> dict[str, Any]:
+        """``vectors``, ``pending`` (the demo seed still embedding), ``queries_today``, ``updates_today``
+        (requests answered this UTC day; a batch of queries counts each) and ``storage_bytes`` (the
+        index's files on disk)."""
+        index = self.indexes[name]
+
+        def measure() -> tuple[int, int]:
+            size = 0
+            for path in (self.directory / name).rglob("*"):
+                with contextlib.suppress(OSError):  # a file the index replaces just now
+                    size += path.stat().st_size if path.is_file() else 0
+            return index.info()["vectorCount"], size
+
+        vectors, storage = await anyio.to_thread.run_sync(measure)
+        return {"vectors": vectors, "pending": self.pending.get(name, 0), "storage_bytes": storage,
+                "queries_today": self.daily.today(f"query {name}"), "updates_today": self.daily.today(f"update {name}")}
+
     def env(self, base_url: str) -> dict[str, str]:
         base = f"{base_url}{self.prefix}"
         return {
@@ -307,6 +352,9 @@ class VectorArea(Area):
             if status is None:
                 raise
             return _error(str(exc), status)
+        if operation in QUERY_OPERATIONS or operation in UPDATE_OPERATIONS:
+            kind = "query" if operation in QUERY_OPERATIONS else "update"
+            self.daily.add(f"{kind} {index_name}", len(body) if isinstance(body, list) and kind == "query" else 1)
         return JSONResponse({"result": result})
 
     def app(self) -> Starlette:

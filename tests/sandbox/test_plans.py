@@ -6,14 +6,16 @@ import itertools
 
 import pytest
 
-from svckit.account.plans import LIMIT_FIELDS, UPGRADE_PLAN_NAMES
+from svckit.account.plans import LIMIT_FIELDS, SET_PLAN_NAMES, UPGRADE_PLAN_NAMES
 from svckit.sandbox.plans import PLAN_ORDER, PLAN_PRESETS
 
 TIERS = list(itertools.pairwise(PLAN_ORDER))
 
 
 def test_the_order_names_every_preset_once_free_first_then_the_upgrade_targets():
-    assert PLAN_ORDER == ("free", *UPGRADE_PLAN_NAMES)
+    assert PLAN_ORDER[:len(UPGRADE_PLAN_NAMES) + 1] == ("free", *UPGRADE_PLAN_NAMES)
+    # then the plans only the vendor's set-plan reaches (Fixed 100M)
+    assert PLAN_ORDER == ("free", *dict.fromkeys(SET_PLAN_NAMES.values()))
     assert sorted(PLAN_ORDER) == sorted(PLAN_PRESETS)
 
 

@@ -24,6 +24,7 @@ import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from redis.exceptions import AuthenticationError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -208,6 +209,37 @@ class KVArea(Area):
         place = f"its data directory {where}" if where is not None else "its data directory"
         return (f"Redis could not write its append-only file or snapshot to {place} (full or read-only?); "
                 "it takes writes again by itself once it can write there")
+
+    # -- what the developer API lists (svckit/sandbox/devapi) -------------------------------------
+    resource_kind = "redis"
+
+    def resource_records(self, origin: str) -> dict[str, dict[str, Any]]:
+        """The one database, its REST URL on ``origin`` and tokens, and the bounds the gateway
+        enforces (request size, commands per UTC day); -1 for the vendor's bounds it does not have."""
+        parts = urlsplit(origin)
+        tls = parts.scheme == "https"
+        creds = self.ctx.credentials
+        unbounded = ("db_max_entry_size", "db_memory_threshold", "db_disk_threshold", "db_max_clients",
+                     "db_max_commands_per_second")
+        return {"sandbox": {
+            "port": parts.port or (443 if tls else 80), "tls": tls, "state": "active", "primary_region": "local",
+            "endpoint": origin + self.prefix, "rest_token": creds.kv_token,
+            "read_only_rest_token": creds.kv_readonly_token, "eviction": False,
+            "db_max_request_size": self.gateway.max_request_size, "db_request_limit": self.gateway.daily_limit,
+            **dict.fromkeys(unbounded, -1)}}
+
+    async def resource_stats(self, name: str) -> dict[str, Any]:
+        """``commands_today`` (the count the daily limit uses), ``keys`` and ``storage_bytes`` (the
+        backend's used_memory; 0 where it has no INFO, as fakeredis)."""
+        keys, info = await self.gateway.run_batch(self._standard_pool(), [[b"DBSIZE"], [b"INFO", b"memory"]],
+                                                  hold=False)
+        used = 0
+        for line in info.splitlines() if isinstance(info, bytes) else ():
+            field, _, value = line.partition(b":")
+            if field == b"used_memory":
+                used = int(value)
+        return {"commands_today": self.gateway.commands_today(), "keys": keys if isinstance(keys, int) else 0,
+                "storage_bytes": used}
 
     async def holds(self) -> str:
         try:

@@ -214,6 +214,10 @@ class Gateway:
         self._count += n
         return True
 
+    def commands_today(self) -> int:
+        """The commands counted against the daily limit so far this UTC day (the developer API's stats)."""
+        return self._count if self._day == dt.datetime.now(dt.UTC).date() else 0
+
     def check(self, argv: list[bytes], principal: Principal) -> str | None:
         """Why this command may not run (unsupported, read-only, out of the sandbox's reach, too
         large), or None."""

@@ -1,12 +1,17 @@
 """Area C of the sandbox: the developer management interface under ``/devapi/v2``, HTTP Basic auth.
 
-Routes exactly as the spec's Endpoints C, and the queue account's usage as the vendor's developer API
-reads it (``GET /qstash/stats?period=``, :mod:`svckit.sandbox.delivery.stats`). State lives in the shared SQLite store (svckit/sandbox/store.py):
-the queue account record (created on the free plan per data directory, ``customer_id`` = the devapi
-e-mail) and a couple of seeded search indexes. Error bodies are ``{"error": "..."}`` (docs/errors.md).
+Routes exactly as the spec's Endpoints C (the contract), and beside them the vendor's current developer
+API paths that its CLI and tools call, for what the sandbox really holds:
 
-The HTTP pieces it shares with the queue area (error bodies, the auth gate, JSON bodies) are in
-:mod:`svckit.sandbox.http`.
+- the queue account, by the spec's paths and the vendor's per-instance ones, and its usage as the
+  vendor's API reads it (``GET /qstash/stats[/{id}]?period=``): :mod:`.queue`;
+- the key-value database, the vector indexes and the search indexes, with their endpoints, tokens,
+  limits and usage (``/redis/...``, ``/vector/index...``, ``/search...``): :mod:`.resources`.
+
+State lives in the shared SQLite store (svckit/sandbox/store.py): the queue account record (created on
+the free plan per data directory, ``customer_id`` = the devapi e-mail), a couple of seeded search
+indexes, and the ids of the other resources. Error bodies are ``{"error": "..."}`` (docs/errors.md);
+the HTTP pieces it shares with the queue area are in :mod:`svckit.sandbox.http`.
 
 Sizes: request bodies are small JSON objects, capped at 64 KiB (``Sandbox(devapi_max_body_bytes=...)``;
 413 beyond it, svckit/sandbox/limits.py); a search index name is at most ``MAX_NAME_LENGTH``
@@ -21,19 +26,21 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from svckit.account.plans import UPGRADE_PLAN_NAMES
 from svckit.sandbox.area import Area, Health, SandboxContext
 from svckit.sandbox.auth import basic_check
-from svckit.sandbox.delivery.stats import DEFAULT_PERIOD, queue_stats
+from svckit.sandbox.devapi.queue import queue_routes
+from svckit.sandbox.devapi.resources import resource_routes
 from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
-from svckit.sandbox.store import Store, now_ms
+from svckit.sandbox.store import Store
+
+__all__ = ["MAX_NAME_LENGTH", "DevApiArea"]
 
 #: the longest search index name rename stores (characters)
 MAX_NAME_LENGTH = 256
 
 
 class DevApiArea(Area):
-    """Developer management interface: search index rename and the queue account."""
+    """Developer management interface: the account's resources, search index rename, the queue account."""
 
     prefix = "/devapi/v2"
     default_max_body_bytes = 64 * 1024
@@ -56,36 +63,8 @@ class DevApiArea(Area):
                 raise ApiError(404, f"search index {index_id!r} not found")
             return JSONResponse("OK")
 
-        def queue_user(request: Request) -> JSONResponse:
-            return JSONResponse(store.queue_account())
-
-        def rotate(request: Request) -> JSONResponse:
-            return JSONResponse(store.rotate_queue_credentials())
-
-        async def upgrade(request: Request) -> JSONResponse:
-            body = await json_body(request)
-            customer_id = required_string(body, "customer_id")
-            plan_name = required_string(body, "plan_name")
-            if plan_name not in UPGRADE_PLAN_NAMES:
-                raise ApiError(400, f"plan_name: must be one of {', '.join(UPGRADE_PLAN_NAMES)}")
-            if not await run_in_threadpool(store.upgrade_plan, customer_id, plan_name):
-                raise ApiError(404, f"no queue account for customer {customer_id!r}")
-            return JSONResponse("OK")
-
-        async def stats(request: Request) -> JSONResponse:
-            period = request.query_params.get("period", DEFAULT_PERIOD)
-            try:
-                return JSONResponse(await run_in_threadpool(queue_stats, store.query, period, now_ms()))
-            except ValueError as exc:
-                raise ApiError(400, str(exc)) from None
-
-        routes = [
-            Route("/search/{id}/rename", rename, methods=["POST"]),
-            Route("/queue/user", queue_user, methods=["GET"]),
-            Route("/queue/user/rotatetoken", rotate, methods=["POST"]),
-            Route("/queue-upgrade", upgrade, methods=["POST"]),
-            Route("/qstash/stats", stats, methods=["GET"]),
-        ]
+        routes = [Route("/search/{id}/rename", rename, methods=["POST"]), *queue_routes(store),
+                  *resource_routes(self)]
         creds = self.ctx.credentials
         return AuthGate(json_app(routes), basic_check(creds.devapi_email, creds.devapi_key),
                         'Basic realm="devapi"')
@@ -93,7 +72,9 @@ class DevApiArea(Area):
     async def holds(self) -> str:
         record = self.store.queue_account()
         plan = record.get("reserved_type") or record.get("type") or "free"
-        return f"a queue account on the {plan} plan, {len(self.store.search_indexes())} search indexes"
+        others = sum(len(area.resource_records("")) for area in self.ctx.areas)  # the database, the vector indexes
+        more = f" and {others} other resource{'s' * (others != 1)}" if others else ""
+        return f"a queue account on the {plan} plan, {len(self.store.search_indexes())} search indexes{more}"
 
     async def health(self) -> list[Health]:
         return [await self.store.health()]
