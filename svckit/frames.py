@@ -46,7 +46,9 @@ from pydantic import BaseModel
 
 from svckit._units import duration_text
 from svckit.account.plans import daily_limit_field, plan_title
+from svckit.account.resources import AccountResources, limit_of
 from svckit.display import mark
+from svckit.errors import mask
 from svckit.kv.formats import format_bytes
 from svckit.kv.keyspace import KeyInfo, KeyScan, ValuePage
 from svckit.queue.models import (
@@ -70,6 +72,7 @@ __all__ = [
     "ACCOUNT_LIMITS",
     "ACCOUNT_RESOURCES",
     "KEY_TYPES",
+    "RESOURCE_KINDS",
     "account_limits_frame",
     "comparison_frame",
     "format_bytes",
@@ -79,6 +82,8 @@ __all__ = [
     "pipeline_frame",
     "query_frame",
     "records_frame",
+    "resource_usage_frame",
+    "resources_frame",
     "runs_frame",
     "steps_frame",
     "value_frame",
@@ -105,6 +110,8 @@ _UNITS: dict[str, dict[str, str]] = {
     "deliveries_frame": {"attempts": "count"},
     "queues_frame": {"lag": "count"},
     "account_usage_frame": {"used": "count", "limit": "count", "share": "percent"},
+    "resources_frame": {"storage": "bytes"},
+    "resource_usage_frame": {"share": "share"},
 }
 
 
@@ -1023,6 +1030,111 @@ def account_usage_frame(account: Any, stats: Any, *, counts: Mapping[str, int] |
     frame["share"] = pd.array(frame["share"].tolist(), dtype="Float64")
     for col in ("measure", "label", "limit_field", "display"):
         frame[col] = frame[col].astype("string")
+    return frame
+
+
+#: the kinds of resource an account holds, in the order the frames list them
+RESOURCE_KINDS: tuple[str, ...] = ("Key-value database", "Vector index", "Search index", "Queue account")
+
+
+def _masked(secret: Any) -> str | None:
+    """A token as a frame shows it: ``***abcd``; None where there is none (hidden, or not served)."""
+    value = _secret_value(secret)
+    return mask(value) if value else None
+
+
+def _vector_summary(index: Any) -> str:
+    parts = [str(_plain(index.index_type)), f"{index.dimension_count:,} dimensions" if index.dimension_count else "",
+             index.similarity_function, index.embedding_model or "", index.sparse_embedding_model or ""]
+    return " · ".join(p for p in parts if p)
+
+
+@_readable
+def resources_frame(resources: AccountResources) -> pd.DataFrame:
+    """What the account holds (:meth:`svckit.account.Account.resources`), one row per resource:
+    ``kind`` (:data:`RESOURCE_KINDS`), ``name, id, plan, region, state, endpoint`` (the REST URL),
+    ``token`` (masked: ``***abcd``; NA where the record has none), ``summary`` (port and TLS, an
+    index's type, dimensions, metric and model, the queue plan's name), ``storage`` (bytes, from the
+    stats read; NA where none) and ``created`` (UTC)."""
+    rows: list[tuple[Any, ...]] = []
+    for db in resources.databases:
+        stats = resources.database_stats.get(db.database_id)
+        summary = " · ".join(x for x in (f"port {db.port}" if db.port else "", "TLS" if db.tls else "no TLS") if x)
+        rows.append(("Key-value database", db.database_name, db.database_id, db.type, db.region, db.state,
+                     db.rest_url, _masked(db.rest_token), summary, stats.current_storage if stats else None,
+                     db.creation_time))
+    for ix in resources.vector_indexes:
+        vstats = resources.vector_stats.get(ix.id)
+        rows.append(("Vector index", ix.name, ix.id, ix.type, ix.region, None, ix.url, _masked(ix.token),
+                     _vector_summary(ix), vstats.storage_usage if vstats else None, ix.creation_time))
+    for sx in resources.search_indexes:
+        rows.append(("Search index", sx.name, sx.id, sx.type, sx.region, None, sx.url or None, _masked(sx.token),
+                     "", None, sx.creation_time))
+    for acct in resources.queue_accounts:
+        rows.append(("Queue account", "queue", acct.id, acct.plan, str(getattr(acct, "region", "") or ""),
+                     _plain(acct.state), None, _masked(acct.token), plan_title(acct.plan), None, acct.creation_time))
+    columns = ["kind", "name", "id", "plan", "region", "state", "endpoint", "token", "summary", "storage", "created"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["kind"] = _category(frame["kind"], RESOURCE_KINDS)
+    for col in ("name", "id", "plan", "region", "state", "endpoint", "token", "summary"):
+        frame[col] = frame[col].astype("string").replace("", pd.NA)
+    frame["storage"] = pd.array(frame["storage"].tolist(), dtype="Int64")
+    frame["created"] = _utc([t or None for t in frame["created"]], "s")
+    return frame
+
+
+def _usage_text(used: int, limit: int | None, unit: str) -> str:
+    text = format_bytes if unit == "bytes" else (lambda n: f"{n:,}")
+    return f"{text(used)} of {text(limit)}" if limit is not None else text(used)
+
+
+@_readable
+def resource_usage_frame(resources: AccountResources, *, today: str | None = None) -> pd.DataFrame:
+    """What each resource uses against its limits, one row per measured quantity (long form):
+    ``kind, name, id, measure, used, limit, unit, share, display``. ``unit`` is ``bytes`` (storage)
+    or ``count``; ``limit`` is NA where the record gives none or ``-1`` (no limit), and so is
+    ``share`` (``used / limit``, a share of 1); ``display`` is the row as read (``1.3 MiB``,
+    ``12 of 10,000``). A resource whose stats could not be read has no rows (``resources.errors``
+    says why). Measures: a database's commands today (UTC), storage and keys; a vector index's
+    vectors, queries and updates today and storage; a queue account's messages today (UTC, against
+    its daily limit) and its DLQ."""
+    day = today or datetime.now(UTC).strftime("%Y-%m-%d")
+    rows: list[tuple[Any, ...]] = []  # kind, name, id, measure, used, limit, unit
+    for db in resources.databases:
+        if (stats := resources.database_stats.get(db.database_id)) is None:
+            continue
+        rows += [("Key-value database", db.database_name, db.database_id, measure, used, limit, unit)
+                 for measure, used, limit, unit in (
+                     ("Commands today", stats.daily_net_commands, limit_of(db.db_request_limit), "count"),
+                     ("Storage", stats.current_storage, db.storage_limit, "bytes"),
+                     ("Keys", stats.keys, None, "count")) if used is not None]
+    for ix in resources.vector_indexes:
+        if (vstats := resources.vector_stats.get(ix.id)) is None:
+            continue
+        rows += [("Vector index", ix.name, ix.id, measure, used, limit, unit) for measure, used, limit, unit in (
+            ("Vectors", vstats.current_vector_count, limit_of(ix.max_vector_count), "count"),
+            ("Queries today", vstats.daily_query_count, limit_of(ix.max_daily_queries), "count"),
+            ("Updates today", vstats.daily_update_count, limit_of(ix.max_daily_updates), "count"),
+            ("Storage", vstats.storage_usage, None, "bytes"))]
+    for acct in resources.queue_accounts:
+        if (qstats := resources.queue_stats.get(acct.id)) is None:
+            continue
+        per_day = getattr(acct, daily_limit_field(str(_plain(acct.type))))
+        rows += [("Queue account", "queue", acct.id, "Messages today", qstats.requests_on(day), limit_of(per_day),
+                  "count"),
+                 ("Queue account", "queue", acct.id, "DLQ", qstats.dlq_message_count, limit_of(acct.max_dlq_size),
+                  "count")]
+    frame = pd.DataFrame([{
+        "kind": kind, "name": name, "id": rid, "measure": measure, "used": used, "limit": limit, "unit": unit,
+        "share": used / limit if limit else None, "display": _usage_text(used, limit, unit),
+    } for kind, name, rid, measure, used, limit, unit in rows],
+        columns=["kind", "name", "id", "measure", "used", "limit", "unit", "share", "display"])
+    frame["kind"] = _category(frame["kind"], RESOURCE_KINDS)
+    for col in ("name", "id", "measure", "unit", "display"):
+        frame[col] = frame[col].astype("string")
+    for col in ("used", "limit"):
+        frame[col] = pd.array(frame[col].tolist(), dtype="Int64")
+    frame["share"] = pd.array(frame["share"].tolist(), dtype="Float64")
     return frame
 
 

@@ -33,6 +33,7 @@ class ReservedType(str, Enum):
     PAID = "paid"
     QUEUE_ENTERPRISE_1M = "queue_enterprise_1m"
     QUEUE_ENTERPRISE_10M = "queue_enterprise_10m"
+    QUEUE_ENTERPRISE_100M = "queue_enterprise_100m"  # the vendor's "Fixed 100M": set-plan only
 
 
 class UpgradePlan(str, Enum):
