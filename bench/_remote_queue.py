@@ -84,8 +84,14 @@ def dlq_peer(ctx: Ctx) -> None:
 
 
 def dashboard_ours(ctx: Ctx) -> None:
-    w = AccountDashboard(ctx.connect().account, presets=PLAN_PRESETS)
+    w = AccountDashboard(ctx.connect().account, presets=PLAN_PRESETS, page="queue")
     assert w.account is not None and w.message_kind != "error"
+
+
+def first_page_ours(ctx: Ctx) -> None:
+    """The first page's read alone: every resource of the account and its usage (Account.resources)."""
+    resources = ctx.connect().account.resources()
+    assert resources.databases and resources.vector_indexes and not resources.errors
 
 
 JOBS = [
@@ -95,5 +101,7 @@ JOBS = [
     Job("workflow", "DLQ walk of 1,002 entries", dlq_ours,
         lambda ctx: math.ceil(ctx.data["queue"]["dlq"] / MAX_DLQ_COUNT), dlq_peer),
     Job("account", "account dashboard: load", dashboard_ours, lambda ctx: 1,
+        peer_note="no SDK reads the account"),
+    Job("account", "account resources: lists + stats", first_page_ours, lambda ctx: 2,
         peer_note="no SDK reads the account"),
 ]

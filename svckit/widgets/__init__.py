@@ -2,7 +2,7 @@
 
     from svckit.widgets import KVExplorer, AccountDashboard
     KVExplorer(c.kv)                 # browse, edit, console, monitor, pub/sub, bulk actions
-    AccountDashboard(c.account)      # queue account limits, rotate / upgrade
+    AccountDashboard(c.account)      # every resource of the account, drill into each; the queue account: limits, rotate / upgrade
     AccountDashboard(c.account, presets=svckit.sandbox.plans.PLAN_PRESETS)  # ... compared with a plan
     Deliveries(c.queue, label="billing")   # messages as they are delivered, followed live
 

@@ -1,5 +1,6 @@
-"""The account dashboard's cards as HTML: the usage (each measure a bar against its limit) and the
-limits grouped, beside another plan's. Pure functions of the frames (:mod:`svckit.frames`), so the
+"""The account dashboard's cards as HTML: on its first page a card per resource of the account (what
+it is, where, its token masked, each measure a bar against its limit); on the queue account's page
+the usage (each measure a bar against its limit) and the limits grouped, beside another plan's. Pure functions of the frames (:mod:`svckit.frames`), so the
 live widget and its static view show the same text, and a test reads it without a kernel.
 
 A limit's unit is written once, in its shown value ("100 requests/s", "1.0 MiB", "7 d"), never
@@ -10,12 +11,19 @@ tooltip, for whoever compares with the API.
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import pandas as pd
 
 from svckit import frames
 from svckit.account.plans import plan_title
+from svckit.display import url_html
 from svckit.widgets._common import meter_html, muted_html
+
+#: the resources' kinds, in the order the first page shows them (as :func:`svckit.frames.resources_frame`
+#: names them), and each kind's heading
+KINDS = {"Key-value database": "Key-value databases", "Vector index": "Vector indexes",
+         "Search index": "Search indexes", "Queue account": "Queue accounts"}
 
 
 def usage_card(usage: pd.DataFrame, period: str, note: str = "") -> str:
@@ -59,3 +67,44 @@ def limit_cards(limits: pd.DataFrame, current: str, other: str) -> list[str]:
         cards.append(f"<div class='svc-card'><h4>{html.escape(frames.GROUP_TITLES.get(group, group))}</h4>"
                      f"<table class='svc-table'>{head}{''.join(lines)}</table></div>")
     return cards
+
+
+def _text(value: Any) -> str:
+    """A frame's cell as text: "" where it is missing (NA)."""
+    return "" if value is None or pd.isna(value) else str(value)
+
+
+def _detail(label: str, value: str) -> str:
+    return f"<tr><td>{html.escape(label)}</td><td colspan='2'>{value}</td></tr>"
+
+
+def resource_card(resource: pd.Series, usage: pd.DataFrame, error: str = "") -> str:
+    """A row of :func:`svckit.frames.resources_frame` and its rows of
+    :func:`svckit.frames.resource_usage_frame` as a card: kind and name, plan, region, the endpoint
+    (short, the whole URL in its tooltip), the token (already masked by the frame), then a bar per
+    measure against its limit with the frame's ``display`` (``12 of 10,000``, ``1.3 MiB``: the unit
+    in the value, once; "no limit" where there is none). ``error``: why its usage is missing."""
+    endpoint, token = _text(resource.get("endpoint")), _text(resource.get("token"))
+    plan = plan_title(_text(resource.get("plan")))
+    details = [_detail("plan", html.escape(plan)),
+               _detail("region", html.escape(_text(resource.get("region")) or "—")),
+               _detail("endpoint", url_html(endpoint) if endpoint else muted_html("none")),
+               _detail("token", f"<code class='svc-token'>{html.escape(token)}</code>" if token
+                       else muted_html("none"))]
+    summary = _text(resource.get("summary"))
+    if summary and summary != plan:  # a queue account's summary is its plan's name
+        details.append(_detail("details", html.escape(summary)))
+    bars = [f"<tr><td>{html.escape(str(r['measure']))}</td><td>{meter_html(_percent(r['share']))}</td>"
+            f"<td><b>{html.escape(_text(r['display']) + ('' if _text(r['limit']) else ' (no limit)'))}</b></td></tr>"
+            for _, r in usage.iterrows()]
+    if error:
+        bars.append(f"<tr><td colspan='3'>{muted_html(f'usage not read: {error}')}</td></tr>")
+    name = html.escape(_text(resource.get("name")) or _text(resource.get("id")))
+    return (f"<div class='svc-card svc-resource' data-id='{html.escape(_text(resource.get('id')))}'>"
+            f"<h4>{name} <span class='svc-muted'>{html.escape(str(resource['kind']))}</span></h4>"
+            f"<table class='svc-table'>{''.join(details)}{''.join(bars)}</table></div>")
+
+
+def _percent(share: Any) -> float | None:
+    """A frame's share (of 1) as the percent :func:`meter_html` draws; None where there is no limit."""
+    return None if share is None or pd.isna(share) else float(share) * 100

@@ -58,7 +58,7 @@ def seen(d: AccountDashboard) -> str:
     """Everything the dashboard shows as text: header, toolbar labels, usage, limit cards, chart."""
     fig = d.figure.figure
     chart = []
-    if fig is not None and d.figure in d.children:
+    if fig is not None and d.figure in d.queue_view.children:  # the queue account's page
         chart = [str(fig.layout.title.text), *(t.name for t in fig.data), *(str(y) for t in fig.data for y in t.y)]
     toolbar = [text(d.current_plan_label.value) if hasattr(d, "current_plan_label") else "",
                *(label for label, _ in _labelled(d.compare_box)), *(label for label, _ in _labelled(d.upgrade_box)),
@@ -129,7 +129,7 @@ def test_plans_are_shown_by_their_display_names(account):
     for raw in RAW_PLAN_IDS:
         assert raw not in everything, f"raw plan id {raw} shown: {everything}"
     assert text(d.groups_box.children[0].value).startswith("Throughput | limit | Free (current plan) | Fixed 1M |")
-    assert [label for label, _ in _labelled(d.compare_box)] == ["Free", "Pay as you go", "Fixed 1M", "Fixed 10M"]
+    assert [label for label, _ in _labelled(d.compare_box)] == ["Free", "Pay as you go", "Fixed 1M", "Fixed 10M", "Fixed 100M"]
     assert d.compare_box.value == "queue_enterprise_1m"  # the value stays the plan's id
     assert "plan: Free" in text(d.header.value)
     fig = d.figure.figure
@@ -240,7 +240,7 @@ def test_usage_shows_todays_counts_as_bars_against_the_limits(account, busy):
             assert "svc-meter" in row and "width:20.0%" in row  # 2 of 10
     assert set(bars) >= {"Requests today (UTC)", "Dead-letter queue", "Schedules", "Queues", "URL groups"}
     # the usage comes first: before the limit cards
-    assert d.children.index(d.usage_box) < d.children.index(d.groups_box)
+    assert d.queue_view.children.index(d.usage_box) < d.queue_view.children.index(d.groups_box)
     # a plan change moves the bars against the new limits
     d.upgrade("paid")
     usage = rows(d.usage_box.value)
@@ -263,7 +263,7 @@ def test_record_usage_and_counts_are_asked_side_by_side(queue_sandbox):
     transport = CountingTransport(hold=5)  # both clients' requests: all five must be in flight at once
     with (Account.from_settings(queue_sandbox.settings, transport=transport) as account,
           Queue.from_settings(queue_sandbox.settings, transport=transport) as queue):
-        d = AccountDashboard(account, queue=queue, presets=PLAN_PRESETS)
+        d = AccountDashboard(account, queue=queue, presets=PLAN_PRESETS, page="queue")  # the queue page's requests
     assert sorted(transport.paths()) == ["/devapi/v2/qstash/stats", "/devapi/v2/queue/user", "/queue/v2/queues",
                                          "/queue/v2/schedules", "/queue/v2/topics"]
     assert transport.round_trips == 1

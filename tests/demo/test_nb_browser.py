@@ -127,7 +127,14 @@ def use_kv_explorer(page: Any, screenshots: Path, ui: str) -> None:
 
 
 def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
-    dash = page.locator(".svc-account-dashboard").first
+    # the first page first: a card per resource of the account, grouped by kind
+    home = page.locator(".svc-account-dashboard").first
+    home.locator(".svc-account-overview").wait_for(state="visible", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.svc-account-dashboard .svc-resource').length >= 8",
+                           timeout=30_000)
+    assert "Key-value databases" in home.inner_text() and "Vector indexes" in home.inner_text()
+    # then the queue account's page (the second dashboard, opened on it)
+    dash = page.locator(".svc-account-dashboard").nth(1)
     dash.wait_for(state="visible", timeout=30_000)
     assert "Queue account" in dash.locator(".svc-account-header").inner_text()
     # the plotly chart rendered (bars drawn)
@@ -141,11 +148,12 @@ def use_account_dashboard(page: Any, screenshots: Path, ui: str) -> None:
     token_text = dash.locator(".svc-token").inner_text()
     assert token_text.startswith("***") and len(token_text) <= 7
     # refresh reacts
-    msg = dash.locator(".svc-message")
+    msg = dash.locator(".svc-queue-account .svc-message")
     before = msg.inner_text()
     dash.get_by_role("button", name="Refresh").click()
     page.wait_for_function(
-        "(before) => { const m = document.querySelector('.svc-account-dashboard .svc-message');"
+        "(before) => { const m = document.querySelectorAll('.svc-account-dashboard')[1]"
+        ".querySelector('.svc-queue-account .svc-message');"
         " return m && m.textContent.includes('Loaded') && m.textContent !== before; }", arg=before, timeout=20_000)
     dash.scroll_into_view_if_needed()
     dash.screenshot(path=shot(screenshots, "account_dashboard", ui))

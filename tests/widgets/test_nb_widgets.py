@@ -292,12 +292,12 @@ def test_dashboard_chart_compares_plans_in_place(clients):
 
 def test_dashboard_without_presets_shows_the_limits_alone(clients):
     d = AccountDashboard(clients.account)
-    assert d.figure not in d.children and d.compare_box.layout.display == "none"
+    assert d.figure not in d.queue_view.children and d.compare_box.layout.display == "none"
     assert "compare_display" not in d.limits and "Pay as you go</th>" not in d.groups_box.children[0].value
     assert list(d.upgrade_box.options) == [("Pay as you go", "paid"), ("Fixed 1M", "queue_enterprise_1m"),
                                            ("Fixed 10M", "queue_enterprise_10m")]
     with_presets = AccountDashboard(clients.account, presets=PLAN_PRESETS)
-    assert with_presets.figure in with_presets.children and "Pay as you go</th>" in with_presets.groups_box.children[0].value
+    assert with_presets.figure in with_presets.queue_view.children and "Pay as you go</th>" in with_presets.groups_box.children[0].value
 
 
 @pytest.fixture

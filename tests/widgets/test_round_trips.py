@@ -97,7 +97,8 @@ def test_the_dlq_panel_reads_a_hundred_entries_a_request(queue_sandbox: Sandbox,
 def test_the_account_dashboard_loads_record_and_usage_in_one_round_trip(queue_sandbox: Sandbox) -> None:
     transport = CountingTransport(hold=2)
     with Account.from_settings(queue_sandbox.settings, transport=transport) as account:
-        w = AccountDashboard(account, presets=PLAN_PRESETS)
+        # its queue account page (the first page's resources: tests/account/test_dashboard_overview.py)
+        w = AccountDashboard(account, presets=PLAN_PRESETS, page="queue")
     assert w.account is not None and w.usage is not None
     assert sorted(transport.paths()) == ["/devapi/v2/qstash/stats", "/devapi/v2/queue/user"]
     assert transport.round_trips == 1

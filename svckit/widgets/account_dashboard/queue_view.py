@@ -1,4 +1,5 @@
-"""Account dashboard: the queue account's usage against its limits first (today's requests, the DLQ,
+"""The account dashboard's queue account view (what the dashboard was before it listed every
+resource): the queue account's usage against its limits first (today's requests, the DLQ,
 and, given the queue client, its schedules, queues and URL groups; the deliveries of the last day by
 state), as the vendor's console shows it; then its limits grouped, each with its unit written once, in
 the value ("7 d", "100 requests/s"); plan and state badges; a chart comparing them with another plan's
@@ -51,10 +52,8 @@ from svckit.widgets._common import (
     MessageBar,
     Quiet,
     badge,
-    style_widget,
 )
 from svckit.widgets._plots import limits_figure
-from svckit.widgets._static import StaticView
 
 
 def _plain(value: Any) -> str:
@@ -74,8 +73,9 @@ def _rank(plan: str) -> int:
     return PLAN_NAMES.index(plan) if plan in PLAN_NAMES else -1
 
 
-class AccountDashboard(StaticView, W.VBox):
-    """``AccountDashboard(account, queue=queue, presets=PLAN_PRESETS)`` with an ``svckit.account.Account``
+class QueueAccountView(W.VBox):
+    """The queue account page of :class:`~svckit.widgets.account_dashboard.AccountDashboard`
+    (``AccountDashboard(account, queue=queue, presets=PLAN_PRESETS)`` passes its arguments here), with an ``svckit.account.Account``
     client, optionally the ``svckit.queue.Queue`` client (to count schedules, queues and URL groups
     against their limits) and, to compare with, plan name -> limit values (``compare_plan`` picks the
     one shown; by default the next tier above the account's plan, following the account's plan until
@@ -104,7 +104,7 @@ class AccountDashboard(StaticView, W.VBox):
         self._setting_compare = Quiet()  # the dashboard, not a person, sets the compared plan
         self._build()
         super().__init__(self._children(), **traits)
-        self.add_class("svc-account-dashboard")
+        self.add_class("svc-queue-account")
         self._compare_auto = compare_plan not in self.presets  # until a plan is picked
         self.set_trait("compare_plan", compare_plan if compare_plan in self.presets else next(iter(self.presets), ""))
         self._show_compare(self.compare_plan)
@@ -150,7 +150,7 @@ class AccountDashboard(StaticView, W.VBox):
                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
         # no tabs: a plotly figure drawn inside a hidden tab gets a zero width in the browser
         chart = [self.figure] if self.presets else []
-        return [style_widget(), self.header, toolbar, self.confirm_bar, self.msg, self.usage_box, self.groups_box,
+        return [self.header, toolbar, self.confirm_bar, self.msg, self.usage_box, self.groups_box,
                 *chart]
 
     # ------------------------------------------------------------------ actions
