@@ -30,10 +30,9 @@ import pytest
 
 from svckit.cli import env_lines
 from svckit.sandbox import Sandbox
+from tests.compat.conftest import JS_DIR
 from tests.compat.workflows import register_workflows, seed_queue
-from tests.conftest import IN_CI, require_binary
 
-JS_DIR = Path(__file__).parent / "js"
 JS_FILES = sorted(JS_DIR.glob("*.test.mjs"))
 #: one file's run of ``node --test`` may take this long (the first text query waits for the model)
 NODE_TIMEOUT = 120.0
@@ -88,17 +87,6 @@ def run_node(node: str, js_file: Path, env: dict[str, str]) -> subprocess.Comple
             pytest.fail(f"{js_file.name}: node --test did not finish within {NODE_TIMEOUT:.0f} s\n"
                         f"--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}")
     return subprocess.CompletedProcess(args, proc.returncode, stdout, stderr)
-
-
-@pytest.fixture(scope="module")
-def node() -> str:
-    path = require_binary("node")
-    if not (JS_DIR / "node_modules").is_dir():
-        message = "run: npm ci --prefix tests/compat/js"  # the JS SDKs are not installed
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
 
 
 @pytest.mark.parametrize("js_file", JS_FILES, ids=[f.name.removesuffix(".test.mjs") for f in JS_FILES])
