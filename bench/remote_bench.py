@@ -31,7 +31,7 @@ from _remote import Ctx, Row, run_jobs, table, through, trust
 
 #: area -> (the module with its seed() and JOBS, the sandbox areas it needs)
 AREAS = {"kv": ("_remote_kv", ["kv"]), "vector": ("_remote_vector", ["vector"]),
-         "workflow": ("_remote_queue", ["queue"]), "account": ("_remote_queue", ["account", "queue"])}
+         "workflow": ("_remote_queue", ["queue", "account"]), "account": ("_remote_queue", ["account", "queue", "kv"])}
 
 
 def run_scheme(scheme: str, areas: list[str], rtt: float, repeat: int, only: str | None) -> list[Row]:
