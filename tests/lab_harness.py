@@ -233,6 +233,19 @@ def open_page(browser: Any, **options: Any) -> Any:
     return page
 
 
+def reopen(browser: Any, lab: Lab, name: str, ui: str) -> Any:
+    """``name`` opened again, after its kernel is gone, as a reader opens a saved notebook: in
+    Notebook 7 (``ui="notebook"``) or JupyterLab (a workspace of its own, so no earlier layout)."""
+    lab.delete_sessions()
+    page = open_page(browser, viewport={"width": 1500, "height": TALL})
+    if ui == "notebook":
+        page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}")
+    else:
+        page.goto(f"{lab.url}/lab/workspaces/saved-{name.replace('.', '-')}/tree/{name}?reset&token={lab.token}")
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=60_000)
+    return page
+
+
 CELLS_JS = ("window.jupyterapp.shell.currentWidget.content.widgets"
             ".filter(c => c.model.type === 'code')")
 #: the error outputs of the open notebook's cells, read from the notebook model

@@ -36,7 +36,7 @@ from tests.conftest import wait_vector_seeded
 from tests.lab_harness import (
     TALL,
     Lab,
-    open_page,
+    reopen,
     run_notebook,
     sandbox_lab,
 )
@@ -106,18 +106,6 @@ def saved_with_pngs(lab: Lab, page: Any, name: str, timeout: float = 60.0) -> di
         if not missing:
             return nb
         assert time.monotonic() < deadline, f"{name}: saved with plotly outputs that have no PNG: {missing}"
-
-
-def reopen(browser: Any, lab: Lab, name: str, ui: str) -> Any:
-    """``name`` opened again, after its kernel is gone, as a reader opens a saved notebook."""
-    lab.delete_sessions()
-    page = open_page(browser, viewport={"width": 1500, "height": TALL})
-    if ui == "notebook":
-        page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}")
-    else:
-        page.goto(f"{lab.url}/lab/workspaces/saved-{name.replace('.', '-')}/tree/{name}?reset&token={lab.token}")
-    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=60_000)
-    return page
 
 
 def nbconvert_page(browser: Any, notebook: Path) -> Any:

@@ -23,8 +23,8 @@ from svckit.sandbox.plans import PLAN_PRESETS
 from tests.lab_harness import (
     TALL,
     Lab,
-    open_page,
     painted,
+    reopen,
     run_notebook,
     sandbox_lab,
     saved_outputs,
@@ -160,12 +160,7 @@ def test_the_first_page_reopened_with_no_kernel_shows_its_cards(browser, lab, sc
     page.locator(".svc-account-dashboard .svc-resource").first.wait_for(state="visible", timeout=30_000)
     saved_outputs(lab, page, name, "svc-resource")  # the static view was rewritten once the cards came
     page.close()
-    lab.delete_sessions()
-    page = open_page(browser, viewport={"width": 1500, "height": TALL})
-    if ui == "notebook":
-        page.goto(f"{lab.url}/notebooks/{name}?token={lab.token}")
-    else:
-        page.goto(f"{lab.url}/lab/workspaces/reopened-{ui}/tree/{name}?reset&token={lab.token}")
+    page = reopen(browser, lab, name, ui)
     static = page.locator(".svc-static")
     static.first.wait_for(state="visible", timeout=60_000)
     cards = static.locator(".svc-resource")
