@@ -109,7 +109,8 @@ def utc_today() -> dt.date:
 
 class DailyCounts:
     """Counts by key for the current UTC day, from zero at midnight UTC (in memory: a restart starts
-    the day's count again). Cheap enough for every request: a lock and a dict."""
+    the day's count again). Cheap enough for every request: a lock and a dict. The key-value gateway's
+    daily request limit and the vector area's query and update counts are kept in one."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -125,6 +126,15 @@ class DailyCounts:
         with self._lock:
             self._roll()
             self._counts[key] += n
+
+    def take(self, key: str, n: int, limit: int) -> bool:
+        """Count ``n`` for ``key`` if today's count stays within ``limit``; False (nothing counted) if not."""
+        with self._lock:
+            self._roll()
+            if self._counts[key] + n > limit:
+                return False
+            self._counts[key] += n
+            return True
 
     def today(self, key: str) -> int:
         with self._lock:

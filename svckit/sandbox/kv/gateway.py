@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from svckit._json import dumps
-from svckit.sandbox.area import positive_option
+from svckit.sandbox.area import DailyCounts, positive_option
 from svckit.sandbox.kv import commands, guard
 from svckit.sandbox.kv.budget import (
     SLICE_COMMANDS,
@@ -187,8 +186,7 @@ class Gateway:
         self.streams = StreamLimits(
             positive_option(options, "kv_max_streams", DEFAULT_MAX_STREAMS),
             positive_option(options, "kv_max_streams_per_token", DEFAULT_MAX_STREAMS_PER_TOKEN))
-        self._day = dt.datetime.now(dt.UTC).date()
-        self._count = 0
+        self.daily = DailyCounts()  # commands per UTC day, against daily_limit
 
     # -- checks ----------------------------------------------------------------------------
     def authenticate(self, request: Request, header: str | None) -> Principal | None:
@@ -206,17 +204,11 @@ class Gateway:
 
     def take_quota(self, n: int) -> bool:
         """Count ``n`` commands against the daily limit; False (and nothing counted) when over."""
-        today = dt.datetime.now(dt.UTC).date()
-        if today != self._day:
-            self._day, self._count = today, 0
-        if self._count + n > self.daily_limit:
-            return False
-        self._count += n
-        return True
+        return self.daily.take("commands", n, self.daily_limit)
 
     def commands_today(self) -> int:
         """The commands counted against the daily limit so far this UTC day (the developer API's stats)."""
-        return self._count if self._day == dt.datetime.now(dt.UTC).date() else 0
+        return self.daily.today("commands")
 
     def check(self, argv: list[bytes], principal: Principal) -> str | None:
         """Why this command may not run (unsupported, read-only, out of the sandbox's reach, too
