@@ -1119,11 +1119,11 @@ def resource_usage_frame(resources: AccountResources, *, today: str | None = Non
     for acct in resources.queue_accounts:
         if (qstats := resources.queue_stats.get(acct.id)) is None:
             continue
-        per_day = getattr(acct, daily_limit_field(str(_plain(acct.type))))
-        rows += [("Queue account", "queue", acct.id, "Messages today", qstats.requests_on(day), limit_of(per_day),
-                  "count"),
-                 ("Queue account", "queue", acct.id, "DLQ", qstats.dlq_message_count, limit_of(acct.max_dlq_size),
-                  "count")]
+        # the queue page's own measures (today's messages against the plan's daily limit, the DLQ)
+        queue_usage = account_usage_frame(acct, qstats, today=day).set_index("measure")
+        rows += [("Queue account", "queue", acct.id, measure, int(queue_usage.at[key, "used"]),
+                  limit_of(queue_usage.at[key, "limit"]), "count")
+                 for measure, key in (("Messages today", "messages_today"), ("DLQ", "dlq"))]
     frame = pd.DataFrame([{
         "kind": kind, "name": name, "id": rid, "measure": measure, "used": used, "limit": limit, "unit": unit,
         "share": used / limit if limit else None, "display": _usage_text(used, limit, unit),

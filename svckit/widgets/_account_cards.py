@@ -20,10 +20,10 @@ from svckit.account.plans import plan_title
 from svckit.display import url_html
 from svckit.widgets._common import meter_html, muted_html
 
-#: the resources' kinds, in the order the first page shows them (as :func:`svckit.frames.resources_frame`
-#: names them), and each kind's heading
-KINDS = {"Key-value database": "Key-value databases", "Vector index": "Vector indexes",
-         "Search index": "Search indexes", "Queue account": "Queue accounts"}
+#: the resources' kinds, in the order the first page shows them (:data:`svckit.frames.RESOURCE_KINDS`,
+#: as :func:`svckit.frames.resources_frame` names them), and each kind's heading
+KINDS = dict(zip(frames.RESOURCE_KINDS, ("Key-value databases", "Vector indexes", "Search indexes",
+                                          "Queue accounts"), strict=True))
 
 
 def usage_card(usage: pd.DataFrame, period: str, note: str = "") -> str:

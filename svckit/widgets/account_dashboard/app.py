@@ -59,6 +59,7 @@ class AccountDashboard(StaticView, Composed, W.VBox):
                  page: str = "overview", **traits: Any) -> None:
         self.client = client
         self.opened: W.Widget | None = None  # the KV explorer or playground of a drill-down page
+        self._title = ""  # that page's title
         self._opened_client: Any = None
         queue_traits = {k: traits.pop(k) for k in list(traits) if k in QUEUE_TRAITS}
         self.queue_view = QueueAccountView(client, queue=queue, compare_plan=compare_plan, presets=presets,
@@ -182,7 +183,7 @@ class AccountDashboard(StaticView, Composed, W.VBox):
             if self._autorefresh and not self.overview.loaded and not self.overview.loading:
                 self.overview.refresh()
         else:
-            title = "Queue account" if page == "queue" else getattr(self, "_title", "")
+            title = "Queue account" if page == "queue" else self._title
             self.crumb.value = (f"{muted_html('All resources ›')} <b class='svc-account-title'>"
                                 f"{html.escape(title)}</b>")
 
