@@ -25,16 +25,14 @@ import base64
 import contextlib
 import datetime as dt
 import email.utils
-import importlib.util
+import http.cookiejar
 import itertools
 import random
-import re
 import socket
 import ssl
-import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,14 +41,12 @@ import httpx
 from svckit._pools import (
     MAX_REPLY_BYTES,
     AsyncPool,
+    ReadWhole,
     SyncPool,
     Verify,
-    aread_whole,
     env_proxy,
-    read_whole,
     ssl_context,
 )
-from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._version import __version__
 from svckit.errors import (
     ProtocolError,
@@ -68,19 +64,6 @@ if TYPE_CHECKING:
 
 DEFAULT_TIMEOUT = 10.0
 USER_AGENT = f"svckit/{__version__}"
-
-
-def _cache_missing_sniffio() -> None:
-    """httpcore runs ``import sniffio`` each time it sets up an async lock or event (several times per
-    request). anyio 4 no longer installs sniffio, and a failed import is not cached: every attempt
-    searches sys.path again, about 0.2 ms here, a fifth of an AsyncKV request's CPU. Recording the
-    miss in sys.modules makes those imports fail at once, as they would anyway (httpcore then assumes
-    asyncio, as it does without sniffio). Nothing changes where sniffio is installed."""
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
-
-
-_cache_missing_sniffio()
 
 
 def certificate_rejected(error: BaseException) -> bool:
@@ -186,32 +169,10 @@ class BasicAuth(Auth):
         return f"BasicAuth({self.username!r}, {mask(self._password)})"
 
 
-# A path httpx keeps as it is: printable ASCII but the characters it percent-encodes in a path
-# (space " # < > ? ` { }, as the WHATWG URL standard has it), and no "." or ".." segment to remove.
-_VERBATIM_PATH = re.compile(r"[!$-;=@-_a-z|~]{0,8192}")
-_DOT_SEGMENT = re.compile(r"(?:^|/)\.\.?(?:/|$)")
-
-
 def join_url(base: httpx.URL, path: str) -> httpx.URL:
-    """``base`` with ``path`` after it, one "/" between them: ``httpx.URL(f"{base}/{path}")``.
-
-    httpx parses a URL character by character in Python (host, port, escapes): that was a third of
-    building a request. The base was parsed once, when the client was made; a path httpx would keep
-    as it is (most are: the clients percent-encode what they put in one) is set on a copy of it
-    without parsing either again. Any other path, or a base with a query, goes through httpx's
-    parser. tests/test_http.py holds the two ways to the same URL.
-    """
-    ref = getattr(base, "_uri_reference", None)
-    if (ref is not None and ref.query is None and ref.fragment is None
-            and _VERBATIM_PATH.fullmatch(path) and not _DOT_SEGMENT.search(path)):
-        url = httpx.URL.__new__(httpx.URL)
-        url._uri_reference = ref._replace(path=f"{ref.path.rstrip('/')}/{path.lstrip('/')}")
-        return url
+    """``base`` with ``path`` after it, one "/" between them, parsed by httpx as one URL (so "." and
+    ".." segments are resolved, and a "?" starts the query, as in ``httpx.URL(f"{base}/{path}")``)."""
     return httpx.URL(f"{str(base).rstrip('/')}/{path.lstrip('/')}")
-
-
-#: headers httpx computes for a request (ApiRequest.build leaves a request that sets one to httpx)
-_FRAMING_OR_HOST = frozenset({"host", "content-length", "transfer-encoding"})
 
 
 @dataclass
@@ -228,43 +189,12 @@ class ApiRequest:
     timeout: float | None = None
 
     def build(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
-        """The httpx request, with the client's base URL, headers and timeout: ``client.build_request``'s
-        result, made without what svckit never uses (a cookie jar per request, a second parse of the
-        URL), which was half the cost of building a request."""
-        if "://" in self.path:  # an absolute URL: httpx's own merge
-            default = httpx.USE_CLIENT_DEFAULT
-            return client.build_request(self.method, self.path, params=self.params,
-                                        headers=self.headers or None, content=self.content, json=self.json,
-                                        timeout=default if self.timeout is None else self.timeout)
-        url = join_url(client.base_url, self.path)
-        timeout = client.timeout if self.timeout is None else httpx.Timeout(self.timeout)
-        extensions = {"timeout": timeout.as_dict()}
-        if self.params is None and self.json is None and not any(
-                name in client.headers or name.lower() in _FRAMING_OR_HOST for name in self.headers) \
-                and "host" not in client.headers:
-            return self._prepared(url, client.headers, extensions)
-        headers: httpx.Headers = client.headers
-        if self.headers:
-            headers = httpx.Headers(headers)
-            headers.update(self.headers)
-        return httpx.Request(self.method, url, params=self.params, headers=headers, content=self.content,
-                             json=self.json if self.content is None else None, extensions=extensions)
-
-    def _prepared(self, url: httpx.URL, defaults: httpx.Headers, extensions: dict[str, Any]) -> httpx.Request:
-        """The request httpx makes of bytes or no body and headers that add to the client's: its Host,
-        the client's headers, this request's, its Content-Length, in httpx's order, put together once
-        (httpx copies and normalises the headers four times over). tests/test_http.py holds it to
-        httpx's own."""
-        method, body = self.method.upper(), self.content or b""
-        headers: list[tuple[Any, Any]] = [(b"Host", url.netloc), *defaults.raw, *self.headers.items()]
-        if body:
-            headers.append((b"Content-Length", b"%d" % len(body)))
-        elif method in ("POST", "PUT", "PATCH"):
-            headers.insert(1, (b"Content-Length", b"0"))
-        request = httpx.Request(method, url, headers=headers, stream=httpx.ByteStream(body),
-                                extensions=extensions)
-        request.read()
-        return request
+        """The httpx request, with the client's base URL, headers and timeout (``client.build_request``);
+        a path is joined to the base URL as :func:`join_url` joins it, an absolute URL is taken as it is."""
+        url = self.path if "://" in self.path else join_url(client.base_url, self.path)
+        return client.build_request(self.method, url, params=self.params, headers=self.headers or None,
+                                    content=self.content, json=self.json,
+                                    timeout=httpx.USE_CLIENT_DEFAULT if self.timeout is None else self.timeout)
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
@@ -296,117 +226,6 @@ def decode_json_reply(response: httpx.Response, what: str, redact: Callable[[str
     return body
 
 
-class ClientShell:
-    """What every synchronous JSON client (account, queue, vector) shares: its :class:`SyncTransport`
-    in ``self._http``, one way to send a request and decode the reply, ``close()`` and ``with``."""
-
-    _http: SyncTransport
-
-    def _call(self, request: ApiRequest, what: str | None = None) -> Any:
-        return decode_json_reply(self._http.send(request), what or f"{request.method} {request.path}",
-                                 self._http.redact)
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class AsyncClientShell:
-    """The asyncio counterpart of :class:`ClientShell`: ``await _call``, ``aclose()`` (and ``close()``),
-    ``async with``."""
-
-    _http: AsyncTransport
-
-    async def _call(self, request: ApiRequest, what: str | None = None) -> Any:
-        return decode_json_reply(await self._http.send(request), what or f"{request.method} {request.path}",
-                                 self._http.redact)
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def close(self) -> None:
-        await self.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-#: How a paginator reads a page: an attribute name, or a function of the page.
-PagePart = str | Callable[[Any], Any]
-
-
-def _part(spec: PagePart) -> Callable[[Any], Any]:
-    if callable(spec):
-        return spec
-    return lambda page: getattr(page, spec)
-
-
-class _Pages:
-    """What :func:`paginate` and :func:`apaginate` share: reading a page, whether to fetch another
-    (not after the last page, nor once ``cancel`` is set) and the progress report."""
-
-    def __init__(self, items: PagePart, cursor: PagePart, progress: ProgressArg, cancel: Cancel,
-                 desc: str | None) -> None:
-        self.items = _part(items)
-        self.cursor = _part(cursor)
-        self.cancel = cancel
-        self.desc = desc or (items if isinstance(items, str) else "items")
-        self.report = Reporter(progress)
-        self.count = 0
-        self.pages = 0  # one request each, one after another: the round trips so far
-        self.more = True
-
-    def goes_on(self) -> bool:
-        return self.more and not is_cancelled(self.cancel)
-
-    def take(self, page: Any) -> tuple[Sequence[Any], Any]:
-        """The page's items and the next cursor (falsy: this was the last page)."""
-        batch = self.items(page)
-        at = self.cursor(page)
-        self.more = bool(at)
-        self.count += len(batch)
-        self.pages += 1
-        self.report(self.desc, self.count, unit=self.desc, round_trips=self.pages)
-        return batch, at
-
-
-def paginate(fetch: Callable[[Any], Any], items: PagePart, *, cursor: PagePart = "cursor", start: Any = None,
-             progress: ProgressArg = False, cancel: Cancel = None, desc: str | None = None) -> Iterator[Any]:
-    """Every item of every page, following cursors: ``fetch(cursor)`` returns a page (first with
-    ``start``); ``items`` and ``cursor`` say where its items and the next cursor are (an attribute
-    name or a function of the page). Ends after the page whose next cursor is falsy (None, "" or the
-    0 of SCAN), or before fetching a page once ``cancel`` is set (the items yielded stand).
-    ``progress`` (:mod:`svckit._progress`) counts the items: phase and unit ``desc`` (by default
-    the ``items`` name), ``done`` the items so far, ``total`` None."""
-    pages = _Pages(items, cursor, progress, cancel, desc)
-    with pages.report:
-        at = start
-        while pages.goes_on():
-            batch, at = pages.take(fetch(at))
-            yield from batch
-
-
-async def apaginate(fetch: Callable[[Any], Awaitable[Any]], items: PagePart, *, cursor: PagePart = "cursor",
-                    start: Any = None, progress: ProgressArg = False, cancel: Cancel = None,
-                    desc: str | None = None) -> AsyncIterator[Any]:
-    """The asyncio twin of :func:`paginate` (``fetch`` returns an awaitable page)."""
-    pages = _Pages(items, cursor, progress, cancel, desc)
-    with pages.report:
-        at = start
-        while pages.goes_on():
-            batch, at = pages.take(await fetch(at))
-            for item in batch:
-                yield item
-
-
 #: how to trust a server whose certificate failed verification
 _TRUST_HINT = (" (the server's certificate is not signed by a CA this client trusts, or names another host: "
                "pass verify= the CA bundle that signed it, or set SVC_CA_FILE to it; `svckit sandbox --tls` "
@@ -424,19 +243,33 @@ def _wrap(error: httpx.HTTPError, secrets: tuple[str, ...], what: str) -> Transp
     return cls(redact(f"{what} failed: {type(error).__name__}: {error}", secrets) + hint)
 
 
+class _NoCookies(http.cookiejar.CookieJar):
+    """A cookie jar that takes none: svckit's clients keep no cookies (the services set none; one a
+    proxy sets is not sent back), and the jar's reading of each reply's headers was a tenth of the
+    CPU httpx spends on a request."""
+
+    def extract_cookies(self, response: Any, request: Any) -> None:
+        return None
+
+
 def _client_kwargs(base_url: str, auth: Auth | None, timeout: float | None, headers: Mapping[str, str] | None,
                    verify: ssl.SSLContext) -> dict[str, Any]:
     hdrs = {"User-Agent": USER_AGENT, **(headers or {})}
     if auth is not None:
         hdrs["Authorization"] = auth.header()
-    return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout, "verify": verify}
+    return {"base_url": base_url.rstrip("/"), "headers": hdrs, "timeout": timeout, "verify": verify,
+            "cookies": _NoCookies()}
 
 
-def _pool(cls: type[SyncPool | AsyncPool], base_url: str, **options: Any) -> SyncPool | AsyncPool | None:
-    """The pool for ``base_url``, through the proxy httpx would use from the environment; None where
-    only httpx's own transport can go (a SOCKS proxy)."""
-    usable, proxy = env_proxy(base_url)
-    return cls(proxy=proxy, **options) if usable else None
+def _pool(cls: type[SyncPool | AsyncPool], proxied: type[httpx.HTTPTransport | httpx.AsyncHTTPTransport],
+          base_url: str, verify: ssl.SSLContext, max_reply_bytes: int) -> SyncPool | AsyncPool | ReadWhole:
+    """The transport for ``base_url``: the pool ``cls``, straight or through the HTTP(S) proxy the
+    environment names for it; through a SOCKS proxy, which the pools do not speak, httpx's own
+    transport (``proxied``), its replies read whole as the pools read theirs."""
+    proxy = env_proxy(base_url)
+    if proxy is None or httpx.URL(proxy).scheme in ("http", "https"):
+        return cls(proxy=proxy, verify=verify, max_reply_bytes=max_reply_bytes)
+    return ReadWhole(proxied(verify=verify, proxy=proxy), max_reply_bytes)
 
 
 class _TransportBase:
@@ -445,6 +278,7 @@ class _TransportBase:
 
     _client_class: type[httpx.Client | httpx.AsyncClient]
     _pool_class: type[SyncPool | AsyncPool]
+    _proxied_class: type[httpx.HTTPTransport | httpx.AsyncHTTPTransport]
 
     def __init__(
         self,
@@ -464,11 +298,14 @@ class _TransportBase:
         self.max_reply_bytes = max_reply_bytes
         self._secrets = auth.secrets() if auth else ()
         tls = ssl_context(verify)  # one TLS context (loading the CA roots once) for httpx and the pool
-        # builds every request; sends the event streams and what goes through a SOCKS proxy
-        self._client: Any = self._client_class(transport=transport,  # type: ignore[arg-type]
-                                               **_client_kwargs(base_url, auth, timeout, headers, tls))
-        self._pool: Any = transport or _pool(self._pool_class, self.base_url, verify=tls,
-                                             max_reply_bytes=max_reply_bytes)
+        options = _client_kwargs(base_url, auth, timeout, headers, tls)
+        self._pool: Any = transport or _pool(self._pool_class, self._proxied_class, self.base_url, tls,
+                                             max_reply_bytes)
+        # builds and sends every request, over the pool (or the transport given)
+        self._client: Any = self._client_class(transport=self._pool, **options)
+        # sends the event streams, which stay open: over the transport given, or else the client's own
+        # transport (through the proxy the environment names), as the pools read every reply whole
+        self._streams: Any = self._client if transport else self._client_class(**options)
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -500,29 +337,22 @@ class _TransportBase:
 
 
 class SyncTransport(_TransportBase):
-    """Sends :class:`ApiRequest` objects built by one ``httpx.Client`` over
-    :class:`~svckit._pools.SyncPool` (urllib3's keep-alive pool; http and https; through the proxy
-    httpx would take from the environment), or over the ``transport`` given. Event streams, and
-    requests for a SOCKS proxy, go through the httpx client itself. ``verify`` is httpx's: True
+    """Sends :class:`ApiRequest` objects with one ``httpx.Client`` (``build_request``, ``send``) whose
+    transport is :class:`~svckit._pools.SyncPool` (urllib3's keep-alive pool; http and https; through
+    the proxy the environment names), or the ``transport`` given. Event streams go through a second
+    ``httpx.Client`` on httpx's own transport (they stay open; the pool reads replies whole), and
+    requests through a SOCKS proxy through httpx's own transport too. ``verify`` is httpx's: True
     (certifi's roots), a CA bundle path, an ``ssl.SSLContext``, or False. A reply body over
     ``max_reply_bytes`` (counted as received, and again as decoded: a gzip reply is counted as it
     inflates) is refused (:class:`~svckit._pools.ReplyTooLarge`, not retried)."""
 
     _client_class = httpx.Client
     _pool_class = SyncPool
-    _client: httpx.Client
-    _pool: httpx.BaseTransport | None
+    _proxied_class = httpx.HTTPTransport
 
     def _exchange(self, request: httpx.Request) -> httpx.Response:
-        if self._pool is None:  # a SOCKS proxy: httpx's own transport, the reply read as the pool's are
-            return read_whole(self._client.send(request, stream=True), self.max_reply_bytes)
-        # straight to the pool: what httpx's send adds around a transport (cookies, redirects, auth
-        # flows, event hooks) svckit uses none of, and its cookie handling alone was ~15 % of the CPU
-        response = self._pool.handle_request(request)
-        response.request = request
-        if not isinstance(self._pool, SyncPool):
-            response.read()  # a transport given may stream it; svckit's pool has read it
-        return response
+        """One attempt: the response, read whole."""
+        return self._client.send(request)
 
     def send(self, request: ApiRequest) -> httpx.Response:
         """Send with retries; the returned response is fully read. Error statuses are returned, not raised."""
@@ -549,7 +379,7 @@ class SyncTransport(_TransportBase):
         """
         for attempt in itertools.count(1):
             try:
-                response = self._client.send(request.build(self._client), stream=True)
+                response = self._streams.send(request.build(self._streams), stream=True)
                 break
             except httpx.HTTPError as exc:
                 time.sleep(self._stream_retry(attempt, request, exc))
@@ -562,11 +392,10 @@ class SyncTransport(_TransportBase):
         return EventStream(response, self._secrets)
 
     def close(self) -> None:
-        self._client.close()  # and a transport given, which the client holds
-        if isinstance(self._pool, SyncPool):
-            self._pool.close()
+        self._client.close()  # and its transport: the pool, or the one given
+        self._streams.close()
 
-    def __enter__(self) -> SyncTransport:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -579,17 +408,10 @@ class AsyncTransport(_TransportBase):
 
     _client_class = httpx.AsyncClient
     _pool_class = AsyncPool
-    _client: httpx.AsyncClient
-    _pool: httpx.AsyncBaseTransport | None
+    _proxied_class = httpx.AsyncHTTPTransport
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:
-        if self._pool is None:
-            return await aread_whole(await self._client.send(request, stream=True), self.max_reply_bytes)
-        response = await self._pool.handle_async_request(request)  # straight to the pool, as SyncTransport
-        response.request = request
-        if not isinstance(self._pool, AsyncPool):
-            await response.aread()  # a transport given may stream it; svckit's pool has read it
-        return response
+        return await self._client.send(request)
 
     async def send(self, request: ApiRequest) -> httpx.Response:
         for attempt in itertools.count(1):
@@ -612,7 +434,7 @@ class AsyncTransport(_TransportBase):
     async def _open_stream(self, request: ApiRequest) -> httpx.Response:
         for attempt in itertools.count(1):
             try:
-                response = await self._client.send(request.build(self._client), stream=True)
+                response = await self._streams.send(request.build(self._streams), stream=True)
                 break
             except httpx.HTTPError as exc:
                 await asyncio.sleep(self._stream_retry(attempt, request, exc))
@@ -625,11 +447,10 @@ class AsyncTransport(_TransportBase):
         return response
 
     async def aclose(self) -> None:
-        await self._client.aclose()
-        if isinstance(self._pool, AsyncPool):
-            await self._pool.aclose()
+        await self._client.aclose()  # and its transport: the pool, or the one given
+        await self._streams.aclose()
 
-    async def __aenter__(self) -> AsyncTransport:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -764,7 +585,7 @@ class AsyncEventStream:
     def __init__(self, transport: AsyncTransport, request: ApiRequest) -> None:
         self._transport = transport
         self._request = request
-        self._response: httpx.Response | None = None
+        self._response: Any = None  # the open stream's response
         self._events: AsyncIterator[Any] | None = None
         self._closed = False
 

@@ -1,12 +1,17 @@
 """The connection pools under svckit's clients: aiohttp's for asyncio, urllib3's for threads.
 
-httpx builds every request and decodes every response (URLs, headers, gzip, error types), and
-:mod:`svckit._http` hands the built request straight to one of these transports, which gives it to a
-maintained HTTP/1.1 client: aiohttp (its llhttp parser is in C) for :class:`AsyncPool`, urllib3 2
-(over the standard library's http.client) for :class:`SyncPool`. Both speak http:// and https:// and
+httpx builds every request (``Client.build_request``), sends it (``Client.send``) and decodes every
+response (URLs, headers, gzip, error types). The pools here are httpx transports
+(``httpx.BaseTransport``, ``httpx.AsyncBaseTransport``) that svckit's transports
+(:mod:`svckit._http`) give their clients, and each hands the request to a maintained HTTP/1.1
+client: aiohttp (its llhttp parser is in C) for :class:`AsyncPool`, urllib3 2 (over the standard
+library's http.client) for :class:`SyncPool`. Both speak http:// and https:// and
 keep connections alive. They replaced svckit's own HTTP/1.1 code (issue 21): on the load bench they
 come within 25 % of it, where httpx's default stack (httpcore, h11, anyio) was at half its rate;
 the figures are in bench/RESULTS.md.
+
+Only public API of httpx, urllib3, aiohttp and the standard library is used (issue 44): a transport
+returns a plain ``httpx.Response(status, headers=..., stream=...)`` and httpx reads it.
 
 What this module adds around the two libraries, each held by tests/test_transport_conformance.py:
 
@@ -17,10 +22,13 @@ What this module adds around the two libraries, each held by tests/test_transpor
   dropped, and the library writes the one that fits the bytes.
 - Replies are read whole, and a reply over ``max_reply_bytes`` is refused (:class:`ReplyTooLarge`)
   before more of it is read. The cap counts the bytes the caller gets: a gzip or deflate reply is
-  counted as httpx decodes it, a few KiB of it at a time, so 64 KiB that inflate to 64 MiB are
-  refused at the cap, not held whole first.
+  decoded once by httpx's ``Response.iter_bytes``, a few KiB of it at a time and counted as it
+  inflates, so 64 KiB that inflate to 64 MiB are refused at the cap, not held whole first; a reply
+  under the cap is then decoded again by httpx as it reads the response.
 - urllib3 stands on http.client, which skips a ``100 Continue`` but hands any other 1xx reply (a
-  ``103 Early Hints``) back as the answer; :class:`_FinalResponse` skips them all.
+  ``103 Early Hints``) back as the answer, with the real one left unread behind it; nothing public
+  skips it, so :class:`SyncPool` closes that connection and raises ``httpx.RemoteProtocolError``
+  (aiohttp skips 1xx replies itself).
 - The libraries' errors become httpx's, so the retry policy can tell "never sent" (connect errors,
   always safe to repeat) from "sent, then failed" (repeated only when idempotent).
 """
@@ -42,7 +50,6 @@ import aiohttp
 import httpx
 import urllib3
 import yarl
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
     EmptyPoolError,
@@ -140,9 +147,8 @@ async def _agather(parts: AsyncIterable[bytes], cap: int) -> bytes:
 DECODE_STEP = 4 * 1024
 
 
-class _Steps(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A body read whole, in steps of :data:`DECODE_STEP` bytes (sync or async, as httpx's
-    ``ByteStream``)."""
+class _Steps(httpx.SyncByteStream):
+    """A body read whole, in steps of :data:`DECODE_STEP` bytes."""
 
     def __init__(self, body: bytes) -> None:
         self.body = body
@@ -152,62 +158,70 @@ class _Steps(httpx.SyncByteStream, httpx.AsyncByteStream):
         for start in range(0, len(view), DECODE_STEP):
             yield bytes(view[start:start + DECODE_STEP])
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for part in self:
-            yield part
 
-
-def _decoded(coded: httpx.Response, cap: int) -> bytes:
-    """The body of ``coded`` (a reply with a content coding) decoded by httpx's ``iter_bytes``,
-    refused as soon as the decoded bytes pass ``cap``. One coding at most: a step of a reply coded
-    twice could inflate a millionfold before it is counted."""
-    codings = [c.strip().lower() for c in coded.headers.get_list("content-encoding", split_commas=True)]
+def _check_decoded(headers: httpx.Headers, body: bytes, cap: int) -> None:
+    """Raise :class:`ReplyTooLarge` for a reply with a content coding whose body decodes to more than
+    ``cap`` bytes: decoded by httpx's ``iter_bytes`` a step at a time, refused as soon as the decoded
+    bytes pass ``cap``. One coding at most: a step of a reply coded twice could inflate a
+    millionfold before it is counted."""
+    codings = [c.strip().lower() for c in headers.get_list("content-encoding", split_commas=True)]
     if len([c for c in codings if c not in ("", "identity")]) > 1:
         raise httpx.DecodingError(f"the reply has more than one content coding ({', '.join(codings)}); "
                                   "svckit decodes one, so that max_reply_bytes counts what it decodes")
-    parts, size = [], 0
-    for part in coded.iter_bytes():
+    size = 0
+    for part in httpx.Response(200, headers=headers, stream=_Steps(body)).iter_bytes():
         size += len(part)
         if size > cap:
             raise _too_large(f"over {size:,}", cap, decoded=True)
-        parts.append(part)
-    return b"".join(parts)
 
 
 def _response(status: int, headers: Any, body: bytes, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
-    """A response read whole, so ``read()`` / ``aread()`` after it cost nothing, with the headers as
-    the server sent them.
-
-    A body with a content coding (gzip and the like) is decoded by httpx, and refused past ``cap``
-    bytes decoded (:func:`_decoded`); any other is the content as it is. Either is set as ``read()``
-    would set it, without the decoder and chunker machinery ``read()`` runs for it, which cost three
-    quarters of making a response. (httpx's own
-    attributes: tests/test_pools.py holds the two ways to the same response.)
-    """
-    response = httpx.Response(status, headers=headers, stream=_Steps(body),
+    """What a transport here returns for a reply read whole: a plain ``httpx.Response`` with the
+    headers as the server sent them and the body as received, which httpx reads (and decodes) in
+    ``Client.send``. A body with a content coding is first checked against ``cap`` as it decodes
+    (:func:`_check_decoded`)."""
+    response = httpx.Response(status, headers=headers, stream=httpx.ByteStream(body),
                               extensions={"http_version": b"HTTP/1.1"})
     if "content-encoding" in response.headers:
-        body = _decoded(response, cap)
-    response._content = body
-    response.is_stream_consumed = response.is_closed = True
+        _check_decoded(response.headers, body, cap)
     return response
 
 
-def read_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
-    """A response httpx's own transport streams (through a proxy), read whole as the pools read
-    theirs: refused past ``cap`` bytes as received."""
-    with contextlib.closing(response):
-        body = _gather(response.iter_raw(), cap)
-    return _response(response.status_code, response.headers.raw, body, cap)
+class ReadWhole(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """httpx's own transport (``inner``: ``httpx.HTTPTransport`` or ``httpx.AsyncHTTPTransport``,
+    through a SOCKS proxy, which the pools do not speak), its replies read whole and capped as the
+    pools read theirs: refused past ``max_reply_bytes`` as received and as decoded."""
 
+    proxied = True
 
-async def aread_whole(response: httpx.Response, cap: int = MAX_REPLY_BYTES) -> httpx.Response:
-    """The asyncio twin of :func:`read_whole`."""
-    try:
-        body = await _agather(response.aiter_raw(), cap)
-    finally:
-        await response.aclose()
-    return _response(response.status_code, response.headers.raw, body, cap)
+    def __init__(self, inner: httpx.BaseTransport | httpx.AsyncBaseTransport,
+                 max_reply_bytes: int = MAX_REPLY_BYTES) -> None:
+        self.inner = inner
+        self.max_reply_bytes = max_reply_bytes
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(self.inner, httpx.BaseTransport)
+        response = self.inner.handle_request(request)
+        with contextlib.closing(response):
+            body = _gather(response.iter_raw(), self.max_reply_bytes)
+        return _response(response.status_code, response.headers.raw, body, self.max_reply_bytes)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        assert isinstance(self.inner, httpx.AsyncBaseTransport)
+        response = await self.inner.handle_async_request(request)
+        try:
+            body = await _agather(response.aiter_raw(), self.max_reply_bytes)
+        finally:
+            await response.aclose()
+        return _response(response.status_code, response.headers.raw, body, self.max_reply_bytes)
+
+    def close(self) -> None:
+        if isinstance(self.inner, httpx.BaseTransport):
+            self.inner.close()
+
+    async def aclose(self) -> None:
+        if isinstance(self.inner, httpx.AsyncBaseTransport):
+            await self.inner.aclose()
 
 
 def ssl_context(verify: Verify = True) -> ssl.SSLContext:
@@ -227,23 +241,20 @@ def ssl_context(verify: Verify = True) -> ssl.SSLContext:
                               "it (`svckit sandbox --tls` prints its own)") from None
 
 
-def env_proxy(url: str) -> tuple[bool, str | None]:
-    """Where httpx would send a request for ``url``, by the environment (HTTP_PROXY, HTTPS_PROXY,
-    ALL_PROXY, NO_PROXY): ``(True, proxy URL or None for direct)`` where the pools can go there too,
-    ``(False, None)`` where only httpx's own transport can (a SOCKS proxy; an httpx without the
-    helpers read here). httpx's own reading of the variables and matching of URL patterns, its
-    private helpers, so the rules are its rules; the conformance tests hold the two together."""
-    try:
-        from httpx._utils import URLPattern, get_environment_proxies
-    except ImportError:  # pragma: no cover - a later httpx
-        return (False, None) if urllib.request.getproxies_environment() else (True, None)
+def env_proxy(url: str) -> str | None:
+    """The proxy a request for ``url`` goes through by the environment (HTTP_PROXY, HTTPS_PROXY,
+    ALL_PROXY, NO_PROXY), or None for straight to the host. Read with the standard library's
+    ``urllib.request.getproxies`` and ``proxy_bypass``, which httpx reads the variables with too
+    (a proxy without a scheme is an http:// one, as httpx has it); the conformance tests hold the two
+    to the same choice. (One difference: httpx matches a NO_PROXY name that starts with a dot,
+    ``.example.com``, on subdomains only; the standard library matches ``example.com`` itself too.)"""
     target = httpx.URL(url)
-    for pattern, proxy in sorted((URLPattern(k), v) for k, v in get_environment_proxies().items()):
-        if pattern.matches(target):
-            if proxy is not None and httpx.URL(proxy).scheme not in ("http", "https"):
-                return False, None
-            return True, proxy
-    return True, None
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(target.scheme) or proxies.get("all")
+    # the host with its port, and the host alone (how NO_PROXY names an IPv6 address: ::1)
+    if not proxy or urllib.request.proxy_bypass(target.netloc.decode("ascii")) or urllib.request.proxy_bypass(target.host):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 def _proxy_parts(proxy: str) -> tuple[str, tuple[str, str] | None]:
@@ -255,34 +266,6 @@ def _proxy_parts(proxy: str) -> tuple[str, tuple[str, str] | None]:
 
 
 # -- threads: urllib3 ---------------------------------------------------------------------------------
-class _FinalResponse(http.client.HTTPResponse):
-    """http.client's reply reader, skipping every informational (1xx) reply but a protocol switch,
-    as RFC 9110 asks; http.client itself skips only ``100 Continue``."""
-
-    def _read_status(self) -> tuple[str, int, str]:
-        while True:
-            version, status, reason = super()._read_status()  # type: ignore[misc]
-            if not 100 < status < 200 or status == 101:
-                return version, status, reason
-            http.client.parse_headers(self.fp)  # the 1xx reply's own header block
-
-
-class _Connection(urllib3.connection.HTTPConnection):
-    response_class = _FinalResponse
-
-
-class _TLSConnection(urllib3.connection.HTTPSConnection):
-    response_class = _FinalResponse
-
-
-class _Pool(HTTPConnectionPool):
-    ConnectionCls = _Connection
-
-
-class _TLSPool(HTTPSConnectionPool):
-    ConnectionCls = _TLSConnection
-
-
 def _sync_error(exc: Exception) -> httpx.TransportError:
     """urllib3's (and http.client's) error as the httpx error of the same meaning."""
     if isinstance(exc, urllib3.exceptions.ProxyError) and isinstance(exc.original_error, Exception):
@@ -324,7 +307,6 @@ class SyncPool(httpx.BaseTransport):
             url, auth = _proxy_parts(proxy)
             headers = urllib3.make_headers(proxy_basic_auth=":".join(auth)) if auth else None
             self._manager = urllib3.ProxyManager(url, proxy_headers=headers, **options)
-        self._manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
         self._timeouts: dict[tuple[float | None, float | None], urllib3.Timeout] = {}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -346,8 +328,12 @@ class SyncPool(httpx.BaseTransport):
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
             raise _sync_error(exc) from None
         try:
+            if 100 <= reply.status < 200:  # what http.client hands back of a 1xx reply but 100 Continue
+                raise httpx.RemoteProtocolError(
+                    f"an informational reply ({reply.status}) came where the answer was due: the sync "
+                    "transport (urllib3 over http.client) cannot read past it")
             body = self._read(reply)
-        except ReplyTooLarge:
+        except (ReplyTooLarge, httpx.RemoteProtocolError):
             reply.close()  # the rest stays unread: this connection cannot carry another request
             raise
         except (urllib3.exceptions.HTTPError, OSError, http.client.HTTPException) as exc:
@@ -478,7 +464,7 @@ class AsyncPool(httpx.AsyncBaseTransport):
         check_request(request)
         loop = asyncio.get_running_loop()
         session = self._session if self._loop is loop and self._session else await self._new_session(loop)
-        body = request.content if hasattr(request, "_content") else await request.aread()
+        body = await request.aread()  # (read already: the content as it is)
         headers = _headers(request)
         write = _timeouts(request)[2]
         # httpx has encoded the URL already: yarl need not check it again
@@ -529,5 +515,5 @@ class AsyncPool(httpx.AsyncBaseTransport):
         return f"AsyncPool(max_connections={self.max_connections})"
 
 
-__all__ = ["MAX_CONNECTIONS", "MAX_REPLY_BYTES", "AsyncPool", "ReplyTooLarge", "SyncPool", "Verify",
-           "aread_whole", "check_request", "env_proxy", "read_whole", "ssl_context"]
+__all__ = ["MAX_CONNECTIONS", "MAX_REPLY_BYTES", "AsyncPool", "ReadWhole", "ReplyTooLarge", "SyncPool", "Verify",
+           "check_request", "env_proxy", "ssl_context"]

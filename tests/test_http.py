@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import threading
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -14,12 +15,9 @@ from svckit._http import (
     BearerAuth,
     RetryPolicy,
     SyncTransport,
-    apaginate,
     decode_json_reply,
     join_url,
-    paginate,
 )
-from svckit._progress import Progress
 from svckit.errors import NotFound, ProtocolError, ServerError, TransportError, mask
 
 TOKEN = "tok_0123456789abcdefSECRET"
@@ -114,6 +112,30 @@ def test_errors_and_reprs_never_show_secrets():
     assert TOKEN not in repr(basic) and "me@example.com" in repr(basic)
 
 
+def test_importing_the_transport_puts_no_none_into_sys_modules():
+    """Importing svckit changes nothing in the user's kernel: no module is marked missing (a None in
+    sys.modules makes every later ``import`` of it fail, also once it is installed)."""
+    code = ("import sys; before = {k for k, v in sys.modules.items() if v is None}; "
+            "import svckit, svckit._http, svckit.kv; "
+            "print(sorted(k for k, v in sys.modules.items() if v is None and k not in before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_cookie_a_server_sets_is_never_sent_back():
+    """svckit's clients keep no cookies (httpx's client would keep them and send them back)."""
+    cookies: list[str | None] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        cookies.append(request.headers.get("cookie"))
+        return httpx.Response(200, json={"result": "OK"}, headers={"Set-Cookie": "sticky=node-2; Path=/"})
+
+    t = SyncTransport("http://127.0.0.1:1", transport=httpx.MockTransport(handler))
+    for _ in range(2):
+        t.send(ApiRequest("GET", "/GET/a"))
+    assert cookies == [None, None]
+
+
 def test_default_timeout_is_set():
     t = SyncTransport("http://127.0.0.1:1")
     assert t._client.timeout.read == 10.0
@@ -139,99 +161,6 @@ def test_json_reply_body_or_the_error_of_its_status_with_secrets_masked():
     assert TOKEN not in str(caught.value) and "bad gateway" in str(caught.value)
     with pytest.raises(ProtocolError, match="not JSON"):
         decode_json_reply(httpx.Response(200, text="<html>"), "GET /x")
-
-
-# -- the one paginator --------------------------------------------------------------------------
-
-
-class _Page:
-    def __init__(self, runs: list[int], cursor: str | None) -> None:
-        self.runs, self.cursor = runs, cursor
-
-
-PAGES = {None: _Page([1, 2], "b"), "b": _Page([3], "c"), "c": _Page([4, 5], None)}
-
-
-def test_paginate_follows_cursors_to_the_page_without_one():
-    asked: list[object] = []
-
-    def fetch(cursor: str | None) -> _Page:
-        asked.append(cursor)
-        return PAGES[cursor]
-
-    assert list(paginate(fetch, "runs")) == [1, 2, 3, 4, 5]
-    assert asked == [None, "b", "c"]
-
-
-def test_paginate_reads_tuple_pages_from_a_start_cursor_until_scan_returns_zero():
-    scan = {0: (7, ["a", "b"]), 7: (9, []), 9: (0, ["c"])}
-    asked: list[int] = []
-
-    def fetch(cursor: int) -> tuple[int, list[str]]:
-        asked.append(cursor)
-        return scan[cursor]
-
-    keys = paginate(fetch, lambda page: page[1], cursor=lambda page: page[0], start=0)
-    assert list(keys) == ["a", "b", "c"] and asked == [0, 7, 9]
-
-
-def test_paginate_is_lazy_and_its_progress_bar_counts_the_items(capsys):
-    fetched: list[object] = []
-
-    def fetch(cursor: str | None) -> _Page:
-        fetched.append(cursor)
-        return PAGES[cursor]
-
-    items = paginate(fetch, "runs", progress=True)
-    assert fetched == []
-    assert next(items) == 1 and fetched == [None]
-    assert list(items) == [2, 3, 4, 5]
-    last_state = capsys.readouterr().err.strip().split("\r")[-1]
-    assert last_state.startswith("runs: 5 runs ")
-
-
-async def test_apaginate_is_the_async_twin():
-    async def fetch(cursor: str | None) -> _Page:
-        return PAGES[cursor]
-
-    assert [item async for item in apaginate(fetch, "runs")] == [1, 2, 3, 4, 5]
-    scan = {0: (3, ["a"]), 3: (0, ["b"])}
-
-    async def fetch_scan(cursor: int) -> tuple[int, list[str]]:
-        return scan[cursor]
-
-    keys = apaginate(fetch_scan, lambda page: page[1], cursor=lambda page: page[0], start=0)
-    assert [key async for key in keys] == ["a", "b"]
-
-
-def test_paginate_reports_progress_to_a_hook_and_stops_between_pages_on_cancel():
-    seen: list[Progress] = []
-    assert list(paginate(lambda cursor: PAGES[cursor], "runs", progress=seen.append)) == [1, 2, 3, 4, 5]
-    # one page a request, one after another: the round trips so far
-    assert seen == [Progress("runs", 2, None, "runs", round_trips=1),
-                    Progress("runs", 3, None, "runs", round_trips=2),
-                    Progress("runs", 5, None, "runs", round_trips=3)]
-
-    fetched: list[object] = []
-    stop = threading.Event()
-
-    def fetch(cursor: str | None) -> _Page:
-        fetched.append(cursor)
-        stop.set()  # cancelled while the first page was on its way
-        return PAGES[cursor]
-
-    assert list(paginate(fetch, "runs", cancel=stop)) == [1, 2]  # the page in hand, no further request
-    assert fetched == [None]
-
-
-async def test_apaginate_reports_and_cancels_alike():
-    async def fetch(cursor: str | None) -> _Page:
-        return PAGES[cursor]
-
-    seen: list[Progress] = []
-    pages = apaginate(fetch, "runs", progress=seen.append, cancel=lambda: len(seen) == 2)
-    assert [item async for item in pages] == [1, 2, 3]
-    assert [p.done for p in seen] == [2, 3]
 
 
 BASES = ["http://127.0.0.1:7379", "http://127.0.0.1:7379/", "https://example.test/kv/", "http://[::1]:8080/a/b",

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from svckit._http import ApiRequest, AsyncTransport, SyncTransport
-from svckit._pools import AsyncPool, SyncPool, _response
+from svckit._pools import AsyncPool, ReadWhole, ReplyTooLarge, SyncPool, _response, env_proxy
 from svckit.errors import RequestTimeout
 from tests.conftest import aeventually, eventually
 from tests.faults import FaultServer
@@ -175,11 +175,53 @@ def test_https_uses_the_pools_too() -> None:
 
 
 def test_a_socks_proxy_is_left_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
-    """httpx speaks SOCKS (with socksio installed); the pools do not, so those requests stay on httpx's
-    own transport."""
+    """httpx speaks SOCKS (with socksio installed); the pools do not, so those requests go through
+    httpx's own transport, read whole as the pools read theirs."""
     pytest.importorskip("socksio")
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
-    assert SyncTransport("http://127.0.0.1:8080/kv")._pool is None
+    sync, asyn = SyncTransport("http://127.0.0.1:8080/kv"), AsyncTransport("http://127.0.0.1:8080/kv")
+    assert isinstance(sync._pool, ReadWhole) and isinstance(sync._pool.inner, httpx.HTTPTransport)
+    assert isinstance(asyn._pool, ReadWhole) and isinstance(asyn._pool.inner, httpx.AsyncHTTPTransport)
+
+
+@pytest.mark.parametrize(("no_proxy", "url", "direct"), [
+    ("::1", "http://[::1]:8080/kv", True),  # an IPv6 address, as NO_PROXY names it
+    ("localhost", "http://127.0.0.1:8080/kv", False),
+    ("example.com", "https://www.example.com/kv", True),
+    ("example.com:8080", "http://example.com/kv", False),
+    ("*", "http://example.com/kv", True),
+])
+def test_the_environment_s_proxy_is_read_as_httpx_reads_it(
+        monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str, direct: bool) -> None:
+    """Where the pools send a request by HTTP(S)_PROXY and NO_PROXY, as httpx's own client would (a
+    proxy without a scheme is an http:// one). The conformance tests compare the two on the wire."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "proxy.example:3128")
+    monkeypatch.setenv("HTTPS_PROXY", "proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", no_proxy)
+    assert env_proxy(url) == (None if direct else "http://proxy.example:3128")
+
+
+def test_httpx_s_own_transport_read_whole_keeps_the_reply_cap(srv: Scripted) -> None:
+    """The SOCKS path (:class:`ReadWhole` over httpx's transport) refuses a reply over the cap as
+    received and as decoded, as the pools do, and reads the rest as httpx would."""
+    with httpx.Client(transport=ReadWhole(httpx.HTTPTransport(), max_reply_bytes=100_000)) as http:
+        assert http.get(f"{srv.url}/gzip").json() == {"result": "unzipped"}
+        assert len(http.get(f"{srv.url}/big-chunked?n=100000").content) == 100_000
+        with pytest.raises(ReplyTooLarge, match="the reply is over "):
+            http.get(f"{srv.url}/big-chunked?n=300000")
+        with pytest.raises(ReplyTooLarge, match="decodes to over"):
+            http.get(f"{srv.url}/inflates/1000000")
+
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=ReadWhole(httpx.AsyncHTTPTransport(), 100_000)) as http:
+            assert (await http.get(f"{srv.url}/ok")).content == OK
+            with pytest.raises(ReplyTooLarge, match="over the limit of 100,000 bytes"):
+                await http.get(f"{srv.url}/big?n=300000")
+
+    asyncio.run(main())
 
 
 @pytest.mark.parametrize(("headers", "body"), [
@@ -191,12 +233,15 @@ def test_a_socks_proxy_is_left_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None
     ([(b"content-encoding", b"deflate"), (b"content-encoding", b"identity")], zlib.compress(b"twice named")),
 ])
 async def test_a_pool_s_response_is_the_one_httpx_makes_of_the_reply(headers: list[Any], body: bytes) -> None:
-    made = _response(200, headers, body)
+    """What a pool returns is read by httpx's own ``Client.send``, sync and async, into the response
+    httpx makes of the same reply."""
     expected = httpx.Response(200, headers=headers, stream=httpx.ByteStream(body))
     expected.read()
-    assert (made.content, made.text, made.headers.multi_items()) == \
-        (expected.content, expected.text, expected.headers.multi_items())
-    assert made.is_stream_consumed and made.is_closed and made.http_version == "HTTP/1.1"
-    assert made.read() is made.content and await made.aread() is made.content
-    with pytest.raises(httpx.StreamConsumed):
-        next(made.iter_raw())
+    with httpx.Client(transport=httpx.MockTransport(lambda request: _response(200, headers, body))) as http:
+        made = http.get("http://127.0.0.1/x")
+    async with httpx.AsyncClient(transport=httpx.MockTransport(lambda request: _response(200, headers, body))) as ahttp:
+        amade = await ahttp.get("http://127.0.0.1/x")
+    for response in (made, amade):
+        assert (response.content, response.text, response.headers.multi_items()) == \
+            (expected.content, expected.text, expected.headers.multi_items())
+        assert response.is_stream_consumed and response.is_closed and response.http_version == "HTTP/1.1"

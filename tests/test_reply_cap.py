@@ -49,7 +49,7 @@ def test_a_gzip_reply_is_counted_as_decoded_by_kv_and_async_kv(srv: Scripted) ->
                 await kv.get("k")
             errors.append(str(got.value))
         finally:
-            await kv.close()
+            await kv.aclose()
 
     sync_growth = _peak_growth(sync)
     async_growth = _peak_growth(lambda: asyncio.run(use_async()))

@@ -151,10 +151,18 @@ def test_framing_is_computed_from_the_body_never_both(path: Any, given: dict[str
 # -- replies -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("route", ["/early-hints", "/continue"])
 def test_informational_replies_are_skipped(path: Any, route: str) -> None:
+    """aiohttp skips every 1xx reply before the answer. http.client (under urllib3, the sync pool)
+    skips ``100 Continue`` only and hands a ``103 Early Hints`` back as the answer, with the answer
+    unread behind it; nothing public reads past it, so the sync pool refuses it with a protocol
+    error and drops that connection (issue 44: no private hook into http.client)."""
     make, _ = path
     http = make()
-    reply = http("GET", route)
-    assert (reply.status_code, reply.content) == (200, OK)
+    if route == "/early-hints" and http.kind == "sync":
+        with pytest.raises(httpx.RemoteProtocolError, match=r"informational reply \(103\)"):
+            http("GET", route)
+    else:
+        reply = http("GET", route)
+        assert (reply.status_code, reply.content) == (200, OK)
     assert http("GET", "/n").json() == {"n": 2}  # the connection is in step
 
 

@@ -5,7 +5,8 @@ send a request.
   ``max_body_bytes`` is answered 413 with the area's error body. A Content-Length over the cap is
   answered at once, before any byte of the body is read; a body without one (chunked) is counted as
   it arrives and answered as soon as it grows past the cap. Nothing over the cap is ever held.
-- :class:`SandboxProtocol` (uvicorn's httptools protocol, subclassed): uvicorn has no timer before a
+- :class:`SandboxProtocol` (uvicorn's httptools protocol, subclassed: an undocumented class, so it
+  comes through svckit/sandbox/seams.py, which lists what is relied on): uvicorn has no timer before a
   request's headers are complete (its keep-alive timer only runs between requests, and any byte
   received stops it) and none on the body, so a client trickling either holds its connection
   forever. This class closes a connection whose request line and headers take longer than
@@ -30,17 +31,13 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from svckit.sandbox.area import positive_option
+from svckit.sandbox.http import ApiError, error_reply
+from svckit.sandbox.seams import HttpToolsProtocol
 
 if TYPE_CHECKING:
     from svckit.sandbox.area import Area
-
-#: defaults of the Sandbox options ``header_timeout``, ``body_timeout`` (seconds), ``max_header_bytes``
-HEADER_TIMEOUT = 10.0
-BODY_TIMEOUT = 30.0
-MAX_HEADER_BYTES = 1024 * 1024
+    from svckit.sandbox.options import SandboxOptions
 
 
 class _BodyTooLarge(Exception):
@@ -65,7 +62,7 @@ class BodyLimit:
         self.app, self.area = app, area
 
     def _too_large(self, limit: int) -> JSONResponse:
-        return JSONResponse(self.area.error_body(self.area.body_too_large(limit), 413), status_code=413)
+        return error_reply(ApiError(413, self.area.body_too_large(limit)), self.area.error_body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -210,11 +207,7 @@ class SandboxProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
 
-def protocol_factory(options: dict[str, Any]) -> Callable[..., SandboxProtocol]:
+def protocol_factory(options: SandboxOptions) -> Callable[..., SandboxProtocol]:
     """The protocol uvicorn builds per connection, with the timeouts and cap of these Sandbox options."""
-    return functools.partial(
-        SandboxProtocol,
-        header_timeout=positive_option(options, "header_timeout", HEADER_TIMEOUT, float),
-        body_timeout=positive_option(options, "body_timeout", BODY_TIMEOUT, float),
-        max_header_bytes=positive_option(options, "max_header_bytes", MAX_HEADER_BYTES),
-    )
+    return functools.partial(SandboxProtocol, header_timeout=options.header_timeout,
+                             body_timeout=options.body_timeout, max_header_bytes=options.max_header_bytes)

@@ -31,13 +31,13 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from svckit._disk import writing
 from svckit._files import read_private, write_private
+from svckit.core.wire import STREAM_ERROR
 from svckit.errors import mask
-from svckit.kv.protocol import STREAM_ERROR
-from svckit.sandbox.area import Area, Health, SandboxContext, new_token, positive_option
+from svckit.sandbox.area import Area, Health, SandboxContext, new_token
 from svckit.sandbox.kv import guard, json_functions, runaway
 from svckit.sandbox.kv.backends import Backend, choose_backend
 from svckit.sandbox.kv.cluster import Pool, connection_for
-from svckit.sandbox.kv.events import MONITOR_BACKLOG_BYTES, MonitorHub
+from svckit.sandbox.kv.events import MonitorHub
 from svckit.sandbox.kv.gateway import Gateway, Principal
 from svckit.sandbox.kv.resp import error_text
 from svckit.sandbox.kv.scripts import Scripts, backend_reads_shebangs
@@ -59,19 +59,18 @@ class KVArea(Area):
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
         self.backend: Backend = choose_backend(ctx.options, ctx.data_dir, ctx.lock_fd)
-        self.monitor = MonitorHub(positive_option(ctx.options, "kv_monitor_backlog_bytes", MONITOR_BACKLOG_BYTES))
+        self.monitor = MonitorHub(ctx.options.kv_monitor_backlog_bytes)
         self.closing = asyncio.Event()  # ends every open event stream on shutdown (see drain)
         self.gateway = Gateway(self)
         self.json_native = False
         self.scripts = Scripts()
-        self.script_limit = positive_option(ctx.options, "kv_script_time_limit", runaway.DEFAULT_SCRIPT_TIME_LIMIT,
-                                            float)
+        self.script_limit = ctx.options.kv_script_time_limit
         self._stopper = runaway.Stopper(self._stop_script)
         self._data_pool: Pool | None = None  # the Standard token's commands
         self._reader_pool: Pool | None = None  # the Read Only token's (users.READER_USER where we own users)
         self._stream_pool: Pool | None = None  # ... and their subscriptions
         self._admin_pool: Pool | None = None  # the gateway's management work
-        self._supervisor: asyncio.Task[None] | None = None  # the backend's (a redis-server child's) watch
+        self._supervisor: asyncio.Task[None] | None = None  # the backend's watch (of a Redis child process)
         self._acl_rules: tuple[bytes, ...] = ()  # appended to every ACL SETUSER (guard.restricting_rules)
         self._tokens_path = Path(ctx.data_dir) / "kv_rest_tokens.json"
         self._lock = threading.Lock()
@@ -198,7 +197,8 @@ class KVArea(Area):
             return [Health("redis", False, f"{busy} ({error_text(replies[0])})")]
         info = replies[1] if isinstance(replies[1], bytes) else b""  # fakeredis has no INFO
         if any(name + b":err" in info for name in (b"aof_last_write_status", b"rdb_last_bgsave_status")):
-            return [Health("redis", False, f"answers, but refuses writes: {self._cannot_write()}")]
+            why = self._cannot_write()
+            return [Health("redis", False, f"answers, but refuses writes: {why}")]
         restarts = self.backend.restarts
         again = f"; restarted {restarts} time{'s' * (restarts != 1)}" if restarts else ""
         return [Health("redis", True, f"answers: {self.backend.describe()}{again}")]

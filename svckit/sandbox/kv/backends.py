@@ -51,21 +51,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from redis.asyncio.connection import (
-    BlockingConnectionPool,
-    ConnectionPool,
-    UnixDomainSocketConnection,
-    async_timeout,
-)
+from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool
 from redis.exceptions import BusyLoadingError, RedisError
 
 from svckit._files import private_dir
 from svckit.sandbox.kv.resp import MAX_CONNECTIONS, POOL_WAIT, tcp_pool
 from svckit.sandbox.kv.users import ADMIN_USER, GATEWAY_USER, READER_USER, load_passwords, write_acl_file
+from svckit.sandbox.options import SandboxOptions
+from svckit.sandbox.seams import fake_socket, status_keeping_fake_connection
 
 log = logging.getLogger(__name__)
 
-BACKEND_CHOICES = ("auto", "redis", "fakeredis", "external")
 APPENDFSYNC = "everysec"
 UNIX_PATH_MAX = 104  # sun_path: 108 bytes on Linux, 104 on macOS
 #: how often the supervisor looks at the child, and the pause before a restart: none the first time,
@@ -232,16 +228,6 @@ def redis_server_version(binary: str) -> str:
     return "unknown"
 
 
-class _UnixConnection(UnixDomainSocketConnection):
-    """redis-py's Unix-socket connection, handshaking once. Its ``_connect`` also runs the AUTH/HELLO
-    handshake, which ``connect()`` then runs again, and a refused AUTH inside ``_connect`` comes out as
-    a ConnectionError (a 502) instead of the AuthenticationError the gateway answers with a 401."""
-
-    async def _connect(self) -> None:
-        async with async_timeout(self.socket_connect_timeout):
-            self._reader, self._writer = await asyncio.open_unix_connection(path=self.path)
-
-
 class RedisChild(Backend):
     """``redis-server`` started by the sandbox, its data in ``data_dir/redis``."""
 
@@ -268,10 +254,7 @@ class RedisChild(Backend):
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
         if username is None:
             username, password = GATEWAY_USER, self._passwords[GATEWAY_USER]
-        pool = tcp_pool(self._address(), username=username, password=password)
-        if self.socket is not None:
-            pool.connection_class = _UnixConnection
-        return pool
+        return tcp_pool(self._address(), username=username, password=password)  # unix://: its Unix socket
 
     def admin_pool(self) -> ConnectionPool:
         return self.pool(ADMIN_USER, self._passwords[ADMIN_USER])
@@ -310,7 +293,8 @@ class RedisChild(Backend):
             self._args += ["--unixsocket", str(sock), "--unixsocketperm", "700"]
         else:
             self._args += ["--bind", "127.0.0.1"]
-        self.redis_url = self._address(f"{GATEWAY_USER}:{self._passwords[GATEWAY_USER]}@")
+        url = self._address(f"{GATEWAY_USER}:{self._passwords[GATEWAY_USER]}@")
+        self.redis_url = url
         await self._spawn()
 
     async def _spawn(self) -> None:
@@ -477,9 +461,9 @@ class _FreshConnectionPool(BlockingConnectionPool):
     would outlive its user if connections were reused."""
 
     async def release(self, connection: Any) -> None:
-        sock = getattr(connection, "_sock", None)
+        sock = fake_socket(connection)
         await connection.disconnect()
-        if sock is not None and hasattr(sock, "close"):
+        if sock is not None:
             sock.close()
         await super().release(connection)
 
@@ -495,8 +479,6 @@ class FakeRedisBackend(Backend):
         self.server = fakeredis.FakeServer(server_type="redis")
 
     def pool(self, username: str | None = None, password: str | None = None) -> ConnectionPool:
-        from svckit.sandbox.kv.resp import status_keeping_fake_connection
-
         common: dict[str, Any] = {"connection_class": status_keeping_fake_connection(), "server": self.server,
                                   "protocol": 2, "decode_responses": False, "max_connections": MAX_CONNECTIONS,
                                   "timeout": POOL_WAIT}
@@ -507,8 +489,8 @@ class FakeRedisBackend(Backend):
     def closer(self, conn: Any) -> Callable[[], None]:
         # fakeredis forgets a connection's subscriptions only when its fake socket is closed, which
         # disconnect() does not do; grab the socket now, since a cancelled read drops the reference.
-        sock = getattr(conn, "_sock", None)
-        return sock.close if sock is not None and hasattr(sock, "close") else (lambda: None)
+        sock = fake_socket(conn)
+        return sock.close if sock is not None else (lambda: None)
 
     def describe(self) -> str:
         import fakeredis
@@ -516,26 +498,23 @@ class FakeRedisBackend(Backend):
         return f"fakeredis {fakeredis.__version__} in-process (data kept in memory only)"
 
 
-def choose_backend(options: dict[str, Any], data_dir: Path, lock_fd: int | None = None) -> Backend:
+def choose_backend(options: SandboxOptions, data_dir: Path, lock_fd: int | None = None) -> Backend:
     """The backend ``options`` ask for; a redis-server child started in ``data_dir`` holds ``lock_fd``,
     the data directory's lock, too."""
-    choice = options.get("backend") or "auto"
-    url = options.get("redis_url")
-    if options.get("redis_cluster") and not url:
+    choice, url = options.backend, options.redis_url
+    if options.redis_cluster and not url:
         raise ValueError("redis_cluster needs redis_url, the address of any node of the cluster "
                          "(--redis-cluster --redis-url redis://127.0.0.1:7000)")
-    if choice not in BACKEND_CHOICES:
-        raise ValueError(f"backend: {choice!r} is not one of {', '.join(BACKEND_CHOICES)}")
     if choice == "external" or (choice == "auto" and url):
         if not url:
             raise ValueError("backend 'external' needs redis_url (--redis-url redis://127.0.0.1:6379)")
         from svckit.sandbox.kv.cluster import RedisClusterBackend, is_cluster
 
-        if options.get("redis_cluster") or is_cluster(url):
+        if options.redis_cluster or is_cluster(url):
             return RedisClusterBackend(url)
         return ExternalRedis(url)
     if choice in ("auto", "redis"):
-        binary = options.get("redis_server") or shutil.which("redis-server")
+        binary = options.redis_server or shutil.which("redis-server")
         if binary:
             return RedisChild(binary, data_dir, lock_fd)
         if choice == "redis":

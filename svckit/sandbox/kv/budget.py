@@ -25,16 +25,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from svckit.sandbox.area import positive_option
-
-#: defaults of Sandbox(kv_max_request_commands=..., kv_max_request_seconds=...): far above what a
-#: job or an SDK's auto-pipelining sends at once (svckit's own pipelines hold at most a few thousand)
-DEFAULT_MAX_REQUEST_COMMANDS = 100_000
-DEFAULT_MAX_REQUEST_SECONDS = 30.0
 #: commands and argument bytes of one slice of a request's work (about a millisecond of it)
 SLICE_COMMANDS = 256
 SLICE_BYTES = 1024 * 1024
@@ -46,15 +39,11 @@ SYNTAX = "ERR syntax error: expected a JSON array of commands, each an array of 
 
 @dataclass(frozen=True)
 class Budget:
-    """The commands and seconds one request may take (the module docstring)."""
+    """The commands and seconds one request may take (the module docstring; the Sandbox options
+    ``kv_max_request_commands`` and ``kv_max_request_seconds``, svckit/sandbox/options.py)."""
 
-    commands: int = DEFAULT_MAX_REQUEST_COMMANDS
-    seconds: float = DEFAULT_MAX_REQUEST_SECONDS
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> Budget:
-        return cls(positive_option(options, "kv_max_request_commands", DEFAULT_MAX_REQUEST_COMMANDS),
-                   positive_option(options, "kv_max_request_seconds", DEFAULT_MAX_REQUEST_SECONDS, float))
+    commands: int
+    seconds: float
 
     def too_many(self) -> str:
         return (f"ERR max commands per request exceeded: the limit is {self.commands} commands in one request "

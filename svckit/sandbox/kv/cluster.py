@@ -33,13 +33,13 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Union
 from urllib.parse import unquote, urlsplit
 
-from redis._parsers.commands import RequestPolicy, ResponsePolicy
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import ConnectionPool
+from redis.commands.metadata import CommandMetadata, RequestPolicy, ResponsePolicy
 from redis.exceptions import (
     BusyLoadingError,
     MovedError,
@@ -108,7 +108,7 @@ class Topology:
         self.client = RedisCluster.from_url(
             url, protocol=2, require_full_coverage=False, socket_timeout=SOCKET_TIMEOUT,
             socket_connect_timeout=POOL_WAIT, encoding_errors="surrogateescape")
-        self.policies: dict[str, Any] = {}
+        self.policies: Mapping[str, CommandMetadata] = {}  # by command name (``script load``: a subcommand)
         self.shards: list[ClusterNode] = []  # the masters, in the order of their lowest slot
         self._read_at = 0.0
         self._lock = asyncio.Lock()
@@ -119,8 +119,8 @@ class Topology:
         except (RedisError, RedisClusterException) as exc:
             raise RuntimeError(f"the Redis at {self.address} cannot be reached as a Redis Cluster: {exc} "
                                "(is it a node of a cluster, with cluster-enabled yes?)") from exc
-        policies: Any = await self.client.commands_parser.get_command_policies()  # typed Awaitable by redis-py
-        self.policies = policies.get("core", {})
+        # what this cluster's COMMAND says of each command (redis-py's own routing uses a static table)
+        self.policies = (await self.client.commands_parser.get_commands_metadata_cache()).get("core", {})
         self._read_shards()
 
     async def refresh(self) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from svckit.kv.protocol import STREAM_ERROR
+from svckit.core.wire import STREAM_ERROR
 from svckit.kv.redact import redact as secret_redact
 
 #: how much of a command's arguments one monitor line shows, in bytes before escaping: a longer

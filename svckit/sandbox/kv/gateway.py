@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_to_bytes
@@ -34,7 +34,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from svckit._json import dumps
-from svckit.sandbox.area import DailyCounts, positive_option
+from svckit.sandbox.area import DailyCounts
+from svckit.sandbox.http import ApiError
 from svckit.sandbox.kv import commands, guard
 from svckit.sandbox.kv.budget import (
     SLICE_COMMANDS,
@@ -57,13 +58,6 @@ ALLOWED_METHODS = frozenset({"GET", "HEAD", "POST", "PUT"})
 JSON_TYPE = "application/json"
 RESP2_TYPE = "application/octet-stream"
 
-#: documented sandbox limits (the spec leaves the numbers open); override with Sandbox(kv_...=...).
-DEFAULT_MAX_REQUEST_SIZE = 10 * 1024 * 1024
-DEFAULT_DAILY_REQUEST_LIMIT = 10_000_000
-#: open event streams (subscriptions and monitors) in the whole sandbox, and for one token: a
-#: notebook's explorer holds a few; each subscription holds a Redis connection while it is open.
-DEFAULT_MAX_STREAMS = 256
-DEFAULT_MAX_STREAMS_PER_TOKEN = 32
 #: seconds a request that could not reach Redis waits for a redis-server child being restarted
 RESTART_HOLD = 2.0
 #: seconds between two tries of a batch that Redis answered BUSY (a script holds it)
@@ -117,12 +111,8 @@ def envelope(value: Any, b64: bool) -> dict[str, Any]:
     return {"result": to_json(value, b64)}
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
     return Response(dumps(body), status_code=status, media_type=JSON_TYPE, headers=headers)
-
-
-def error_response(message: str, status: int = 400) -> Response:
-    return json_response({"error": message}, status)
 
 
 async def envelopes_response(replies: list[Any], b64: bool) -> Response:
@@ -179,13 +169,12 @@ class Gateway:
 
     def __init__(self, area: KVArea) -> None:
         self.area = area
+        # the documented sandbox limits (the spec leaves the numbers open): svckit/sandbox/options.py
         options = area.ctx.options
-        self.max_request_size = positive_option(options, "kv_max_request_size", DEFAULT_MAX_REQUEST_SIZE)
-        self.daily_limit = positive_option(options, "kv_daily_request_limit", DEFAULT_DAILY_REQUEST_LIMIT)
-        self.budget = Budget.from_options(options)  # commands and seconds per request (.budget)
-        self.streams = StreamLimits(
-            positive_option(options, "kv_max_streams", DEFAULT_MAX_STREAMS),
-            positive_option(options, "kv_max_streams_per_token", DEFAULT_MAX_STREAMS_PER_TOKEN))
+        self.max_request_size = options.kv_max_request_size
+        self.daily_limit = options.kv_daily_request_limit
+        self.budget = Budget(options.kv_max_request_commands, options.kv_max_request_seconds)
+        self.streams = StreamLimits(options.kv_max_streams, options.kv_max_streams_per_token)
         self.daily = DailyCounts()  # commands per UTC day, against daily_limit
 
     # -- checks ----------------------------------------------------------------------------
@@ -372,7 +361,10 @@ class Gateway:
         """ASGI entry. One handler for every path: routing by raw path happens in :meth:`handle`."""
         if scope["type"] != "http":
             return
-        response = await self.handle(Request(scope, receive))
+        try:
+            response = await self.handle(Request(scope, receive))
+        except ApiError as exc:  # the one error type (svckit/sandbox/http.py), in this area's body
+            response = json_response(self.area.error_body(exc.message, exc.status), exc.status, exc.headers)
         await response(scope, receive, send)
 
     def reply_format(self, fmt: str | None, enc: str | None) -> ReplyFormat | str:
@@ -394,18 +386,17 @@ class Gateway:
 
     async def handle(self, request: Request) -> Any:
         if request.method not in ALLOWED_METHODS:
-            return Response(dumps({"error": f"method {request.method} is not allowed: use GET, HEAD, POST or PUT"}),
-                            status_code=405, media_type=JSON_TYPE, headers={"Allow": "GET, HEAD, POST, PUT"})
+            raise ApiError(405, f"method {request.method} is not allowed: use GET, HEAD, POST or PUT",
+                           {"Allow": "GET, HEAD, POST, PUT"})
         scope = request.scope
         auth, fmt_header, enc_header = _headers(scope["headers"])
         principal = self.authenticate(request, auth)
         if principal is None:
-            return Response(dumps({"error": "Unauthorized: a valid token is required (Authorization: Bearer "
-                                            "<token> or ?_token=<token>)"}),
-                            status_code=401, media_type=JSON_TYPE, headers={"WWW-Authenticate": "Bearer"})
+            raise ApiError(401, "Unauthorized: a valid token is required (Authorization: Bearer <token> or "
+                           "?_token=<token>)", {"WWW-Authenticate": "Bearer"})
         fmt = self.reply_format(fmt_header, enc_header)
         if isinstance(fmt, str):
-            return error_response(fmt, 400)
+            raise ApiError(400, fmt)
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         raw_path = raw_path.split(b"?", 1)[0]
         root = scope.get("root_path", "").encode()
@@ -422,7 +413,7 @@ class Gateway:
                     return special
             argv = [unquote_to_bytes(s) for s in segments]
             if argv == [b""]:
-                return error_response("ERR empty command: send /COMMAND/arg1/... or POST / with a JSON array")
+                raise ApiError(400, "ERR empty command: send /COMMAND/arg1/... or POST / with a JSON array")
             if request.method in ("POST", "PUT"):
                 body = await request.body()
                 if body:
@@ -431,18 +422,18 @@ class Gateway:
             return await self.single(principal, argv, fmt, client)
         except AuthenticationError:
             # an ACL user's REST token whose password changed or whose user was disabled since
-            return error_response("Unauthorized: WRONGPASS invalid username-password pair or user is disabled.", 401)
+            raise ApiError(401, "Unauthorized: WRONGPASS invalid username-password pair or user is disabled.") from None
         except RedisConnectionError as exc:
             # Redis is away (a child being restarted, an external one down): try again shortly
             message, wait = self.area.backend.outage(exc)
-            return json_response({"error": f"ERR {message}"}, 503, {"Retry-After": str(wait)})
+            raise ApiError(503, f"ERR {message}", {"Retry-After": str(wait)}) from None
         except ScriptEnded as exc:  # a script that wrote ran past the time limit, and Redis was restarted
-            return error_response(str(exc), 400)
+            raise ApiError(400, str(exc)) from None
         except (RedisTimeoutError, TimeoutError) as exc:
             # a command that runs longer than the connection's socket timeout (a long script), or a
             # connect that a starved machine could not finish: the JSON error a client can read
-            return error_response(f"ERR the backing Redis did not answer within {SOCKET_TIMEOUT:g} s "
-                                  f"({exc or 'timed out'}): split a long script or command into shorter ones", 504)
+            raise ApiError(504, f"ERR the backing Redis did not answer within {SOCKET_TIMEOUT:g} s "
+                                f"({exc or 'timed out'}): split a long script or command into shorter ones") from None
 
     async def single(self, principal: Principal, argv: list[bytes], fmt: ReplyFormat, client: str) -> Response:
         [reply] = await self.run_commands(principal, [argv], client)
@@ -458,7 +449,7 @@ class Gateway:
         some and try again)."""
         why = self.streams.take(principal)
         if why is not None:
-            return error_response(why, 429)
+            raise ApiError(429, why)
         try:
             events = await opened()
         except BaseException:
@@ -474,15 +465,15 @@ class Gateway:
             try:
                 argv = read_command(await request.body())
             except ValueError as exc:
-                return error_response(str(exc))
+                raise ApiError(400, str(exc)) from None
             return await self.single(principal, argv, fmt, client)
         if segments == [b"pipeline"] or segments == [b"multi-exec"]:
             try:
                 rows = await read_rows(await request.body(), self.budget)
             except TooManyCommands as exc:
-                return error_response(str(exc), 413)
+                raise ApiError(413, str(exc)) from None
             except ValueError as exc:
-                return error_response(str(exc))
+                raise ApiError(400, str(exc)) from None
             if head == b"pipeline":
                 replies = await self.run_commands(principal, rows, client)
                 if fmt.resp2:
@@ -490,11 +481,11 @@ class Gateway:
                 return await envelopes_response(replies, fmt.base64)
             result = await self.run_transaction(principal, rows, client)
             if isinstance(result, BaseException):
-                return error_response(error_text(result), 400)
+                raise ApiError(400, error_text(result))
             return await envelopes_response(result, fmt.base64)
         if segments == [b"monitor"]:
             if principal.kind != "standard":
-                return error_response("NOPERM only the Standard token may monitor commands")
+                raise ApiError(400, "NOPERM only the Standard token may monitor commands")
             return await self.stream(principal, self.area.monitor.opened)
         if head == b"subscribe" and len(segments) == 2:
             channel = unquote_to_bytes(segments[1])

@@ -3,29 +3,24 @@
 redis-py's parser drops two things the gateway must keep: whether a string was a *simple* string
 (``+OK``; needed to write the ``resp2`` response format faithfully and to leave ``OK`` alone in base64
 mode) and the error code of an error reply (``WRONGTYPE ...``; redis-py moves it to an attribute). The
-parser below keeps both, and :func:`to_resp2` writes a parsed reply back as the bytes a TCP client
-would have read. :func:`read_replies` reads a batch of replies under one timer.
+parser :func:`tcp_pool` gives its connections keeps both, and so does the fakeredis connection of the
+in-process backend; both subclass private parts of their library, so they live in
+svckit/sandbox/seams.py. :func:`to_resp2` writes a parsed reply back as the bytes a TCP client would
+have read. :func:`read_replies` reads a batch of replies under one timer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from functools import lru_cache
 from typing import Any, Protocol
 
-from redis._parsers.resp2 import _AsyncRESP2Parser
-from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool, async_timeout
-from redis.exceptions import AuthenticationError, BusyLoadingError, InvalidResponse, ResponseError
+from redis.asyncio.connection import BlockingConnectionPool, ConnectionPool
+from redis.exceptions import AuthenticationError, BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from svckit.sandbox.kv.budget import SLICE_COMMANDS
-
-
-class Status(bytes):
-    """A RESP2 simple string (``+OK``, ``+PONG``, ``+QUEUED``), as opposed to a bulk string."""
-
-    __slots__ = ()
+from svckit.sandbox.seams import Status, status_keeping_parser
 
 
 def error_text(exc: BaseException) -> str:
@@ -35,64 +30,6 @@ def error_text(exc: BaseException) -> str:
     if code and not message.startswith(code):
         return f"{code} {message}"
     return message
-
-
-class StatusKeepingParser(_AsyncRESP2Parser):
-    """redis-py's pure-Python RESP2 parser, except that simple strings come back as :class:`Status`
-    and error replies keep their full text. (hiredis cannot tell simple from bulk strings, so the
-    gateway does not use it.)"""
-
-    def parse_error(self, response: str) -> ResponseError:  # type: ignore[override]
-        return ResponseError(response)
-
-    async def _read_response(self, disable_decoding: bool = False) -> Any:
-        raw = await self._readline()
-        byte, rest = raw[:1], raw[1:]
-        if byte == b"+":
-            return Status(rest)
-        if byte == b"$":
-            return None if rest == b"-1" else await self._read(int(rest))
-        if byte == b":":
-            return int(rest)
-        if byte == b"*":
-            if rest == b"-1":
-                return None
-            out = []
-            for n in range(int(rest)):
-                if n and n % SLICE_COMMANDS == 0:
-                    await asyncio.sleep(0)  # a long array (EXEC's, KEYS') is read a slice at a time (.budget)
-                out.append(await self._read_response(disable_decoding))
-            return out
-        if byte == b"-":
-            return ResponseError(rest.decode("utf-8", errors="replace"))
-        raise InvalidResponse(f"Protocol Error: {raw!r}")
-
-
-@lru_cache(maxsize=1)
-def status_keeping_fake_connection() -> type:
-    """fakeredis's async connection, keeping simple strings as :class:`Status` like the parser above.
-
-    fakeredis turns its internal ``SimpleString`` replies into plain bytes on the fake socket; the
-    socket's decoder is wrapped right after connecting so both backends give the same replies."""
-    from fakeredis._helpers import SimpleString
-    from fakeredis.aioredis import FakeAsyncRedisConnection
-
-    class StatusKeepingFakeConnection(FakeAsyncRedisConnection):
-        async def _connect(self) -> None:
-            await super()._connect()
-            sock: Any = self._sock
-            plain = sock._decode_result
-
-            def decode(result: Any) -> Any:
-                if isinstance(result, SimpleString):
-                    return Status(result.value)
-                if isinstance(result, list):
-                    return [decode(item) for item in result]
-                return plain(result)
-
-            sock._decode_result = decode  # instance attribute shadows the method
-
-    return StatusKeepingFakeConnection
 
 
 #: connections one gateway pool opens to Redis at most; a request that finds them all busy waits for
@@ -105,7 +42,7 @@ SOCKET_TIMEOUT = 5.0
 
 def tcp_pool(url: str, **kwargs: Any) -> ConnectionPool:
     """A pool of RESP2 connections to a real Redis that keeps status strings and error codes."""
-    return BlockingConnectionPool.from_url(url, protocol=2, parser_class=StatusKeepingParser,
+    return BlockingConnectionPool.from_url(url, protocol=2, parser_class=status_keeping_parser(SLICE_COMMANDS),
                                            decode_responses=False, max_connections=MAX_CONNECTIONS,
                                            timeout=POOL_WAIT, socket_timeout=SOCKET_TIMEOUT,
                                            # a starved machine may take seconds to accept a connection:
@@ -138,7 +75,7 @@ async def read_replies(conn: Any, n: int, watch: Watch | None = None) -> list[An
         return await _read_watched(conn, n, watch)
     loop = asyncio.get_running_loop()
     out: list[Any] = []
-    async with async_timeout(limit) as timer:
+    async with asyncio.timeout(limit) as timer:
         moved = loop.time()
         for i in range(n):
             if i and i % SLICE_COMMANDS == 0:

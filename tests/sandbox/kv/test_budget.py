@@ -96,7 +96,7 @@ def test_a_body_read_a_slice_at_a_time_reads_as_the_whole_body_did(text, encodin
         except ValueError as exc:
             return str(exc)
 
-    assert outcome(lambda: asyncio.run(read_rows(body, Budget()))) == outcome(lambda: whole_body(body))
+    assert outcome(lambda: asyncio.run(read_rows(body, Budget(100_000, 30.0)))) == outcome(lambda: whole_body(body))
 
 
 def test_the_slices_left_once_the_time_budget_is_spent_are_not_run(tmp_path):
