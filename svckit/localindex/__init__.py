@@ -4,17 +4,20 @@
 >>> idx.upsert_data(load_demo_corpus())                               # doctest: +SKIP
 >>> idx.query({"data": "read a JSON file", "topK": 3, "includeMetadata": True})  # doctest: +SKIP
 
-Modules: ``embedding`` (sentence-transformers, packaged MiniLM, offline, cached), ``sparse`` (BM25),
-``fusion`` (RRF, DBSF), ``metrics`` (score normalisation), ``filter`` (the metadata filter language),
-``glob`` (its GLOB, matched by RE2 in linear time), ``limits`` (what one request may ask for),
-``ann`` (exact numpy / faiss HNSW), ``store`` (SQLite persistence), ``corpus`` (the demo corpus),
+Modules: ``sparse`` (BM25's inverted indexes), ``metrics`` (score normalisation), ``limits`` (what
+one request may ask for), ``ann`` (exact numpy / faiss HNSW), ``store`` (SQLite persistence),
 ``namespace`` (a namespace's records), ``resumable`` (open resumable queries), ``index``
-(:class:`LocalIndex`: writes, persistence, info) and ``reads`` (its fetch, range and queries).
+(:class:`LocalIndex`: writes, persistence, info), ``reads`` (its fetch, range and queries),
+``explain`` (why a hit scored what it scored, from the index's state), ``dispatch`` (the operation
+table the sandbox serves) and ``client`` (:class:`LocalVector`, the client over an index in this
+process). What the clients share with it is in :mod:`svckit.core` (the filter language, BM25's
+tokenizer and weights, fusion, the explain arithmetic, the demo corpus); the embedder is
+:mod:`svckit.embedding`.
 """
 
-from svckit.localindex.corpus import docstring_pairs, load_demo_corpus
-from svckit.localindex.embedding import DenseEmbedder, get_embedder, packaged_model_path
-from svckit.localindex.filter import Filter, FilterSyntaxError, parse_filter
+from svckit.core.corpus import docstring_pairs, load_demo_corpus
+from svckit.core.filter import Filter, FilterSyntaxError, parse_filter
+from svckit.embedding import DenseEmbedder, get_embedder, packaged_model_path
 from svckit.localindex.index import EmbeddingModelMissing, LocalIndex
 from svckit.localindex.limits import Limits
 from svckit.localindex.request import InvalidRequest

@@ -1,6 +1,6 @@
 """The vector data API's operations over a :class:`LocalIndex`, as the service answers them: one table
 from operation name to handler, and the HTTP status each local error stands for. The sandbox serves
-this table over HTTP; :class:`svckit.vector.local_client.LocalVector` calls it in process. The
+this table over HTTP; :class:`svckit.localindex.client.LocalVector` calls it in process. The
 operations that judge a filter take ``cancel`` (set when the client has gone: the work stops, with
 :class:`~svckit.localindex.limits.Cancelled`).
 """

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from svckit._progress import Cancel
+from svckit.core import bm25
+from svckit.core.filter import parse_filter
+from svckit.embedding import DenseEmbedder, get_embedder, packaged_model_path
 from svckit.errors import EmbeddingModelMissing
 from svckit.localindex import metrics, sparse
 from svckit.localindex.ann import ANN_THRESHOLD, DenseStore
-from svckit.localindex.embedding import DenseEmbedder, get_embedder, packaged_model_path
-from svckit.localindex.filter import parse_filter
 from svckit.localindex.limits import Budget, Limits
 from svckit.localindex.namespace import Entry, Namespace, Record
 from svckit.localindex.reads import IndexReads
@@ -261,7 +262,7 @@ class LocalIndex(IndexReads):
                 if e.sparse is not None:
                     ns.sparse.add_fixed(row, *e.sparse)
                 else:
-                    ns.sparse.add(row, *sparse.term_frequencies(e.data or ""))
+                    ns.sparse.add(row, *bm25.term_frequencies(e.data or ""))
         ns.sorted_ids = None
         self._maybe_compact(ns)
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 from svckit._progress import Cancel, is_cancelled
+from svckit.core.filter import FilterLimits
 from svckit.errors import InvalidRequest
 
 
 @dataclass(frozen=True)
-class Limits:
+class Limits(FilterLimits):
+    """Every limit of one local index: a filter's (:class:`~svckit.core.filter.FilterLimits`: length,
+    nesting, conditions) and the ones below."""
+
     #: results one query returns, and one resumable-query-next (additionalK). The playground's slider
     #: stops at 100; 1,000 hits with metadata is already a megabyte-sized answer, and paging further
     #: is what resumable queries are for.
@@ -30,16 +32,6 @@ class Limits:
     #: queries in one request (an array body). A batch runs its queries one after the other in one
     #: worker thread, so this bounds how long one request can take; svckit's evaluation sends 20.
     max_batch: int = 1000
-    #: characters of a filter. Hand-written filters are a few dozen; this leaves room for an IN list of
-    #: a few hundred ids, and bounds the GLOB patterns (RE2's time is linear in the value for a given
-    #: pattern, and grows with the pattern's size).
-    max_filter_length: int = 16384
-    #: levels of nested parentheses in a filter. Real filters nest a handful; the parser is recursive
-    #: and Python's stack gives out near 330.
-    max_filter_depth: int = 64
-    #: conditions in a filter (comparisons, GLOB, IN, CONTAINS, HAS FIELD). A filter's cost is its
-    #: conditions times the vectors it judges; a list of values is one IN, however long.
-    max_filter_terms: int = 1000
     #: resumable queries open at once on one index. The hosted service also caps active resumable
     #: queries and asks users to stop them; each one holds the ranking of a whole namespace.
     max_resumable: int = 100
@@ -59,14 +51,6 @@ class Limits:
                     raise ValueError(f"{f.name}: must be a positive number, got {value!r}")
             elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{f.name}: must be a positive integer, got {value!r}")
-
-    @classmethod
-    def from_options(cls, options: Mapping[str, Any]) -> Limits:
-        """The limits a sandbox was started with: ``vector_max_top_k`` and so on (None or absent:
-        the default)."""
-        given = {f.name: options[f"vector_{f.name}"] for f in fields(cls)
-                 if options.get(f"vector_{f.name}") is not None}
-        return cls(**given)
 
 
 class Cancelled(Exception):

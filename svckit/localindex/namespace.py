@@ -8,9 +8,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from svckit.core.filter import Filter
 from svckit.localindex import sparse
 from svckit.localindex.ann import DenseStore
-from svckit.localindex.filter import Filter
 from svckit.localindex.request import SparsePair
 
 

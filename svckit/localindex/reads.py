@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from svckit._progress import Cancel
-from svckit.localindex import fusion
-from svckit.localindex.embedding import DenseEmbedder
-from svckit.localindex.filter import Filter, parse_filter
+from svckit.core import fusion
+from svckit.core.filter import Filter, parse_filter
+from svckit.embedding import DenseEmbedder
 from svckit.localindex.limits import Budget, Limits
 from svckit.localindex.namespace import Namespace, Verdicts
 from svckit.localindex.request import (

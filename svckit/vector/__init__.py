@@ -6,30 +6,42 @@
 ...     v.query_data("parse json", top_k=3, include_metadata=True, filter="lang = 'en'")
 ...     v.list_namespaces(), list(v.iter_range(include_metadata=True))
 
-``svckit.localindex`` holds the local embedding index the sandbox and the playground use; it is
-imported only when asked for (it needs the ``local`` extra). ``LocalVector(index)`` is the same client
-over such an index in this process; ``VectorQueries`` is the Protocol both clients satisfy.
+Every public name is imported on first use (PEP 562, :mod:`svckit._lazy`): importing
+``svckit.vector.models`` loads no client, transport or HTTP library. ``LocalVector(index)`` is the same
+client over a ``svckit.localindex.LocalIndex`` in this process (it needs the ``local`` extra); it lives in
+:mod:`svckit.localindex.client`, and this package's lazy export of it is the one place a client module
+reaches the local index. ``VectorQueries`` is the Protocol both clients satisfy.
 """
 
-from svckit.errors import EmbeddingModelRequired
-from svckit.vector.client import AsyncVector, Vector
-from svckit.vector.local_client import LocalVector, VectorQueries
-from svckit.vector.models import (
-    DenseIndexInfo,
-    FusionAlgorithm,
-    IndexInfo,
-    MetadataUpdateMode,
-    NamespaceInfo,
-    QueryMode,
-    QueryOptions,
-    QueryResult,
-    RangeResult,
-    ResumableQueryResult,
-    SparseIndexInfo,
-    SparseVector,
-    VectorRecord,
-    WeightingStrategy,
-)
+from typing import TYPE_CHECKING
+
+from svckit._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names, each imported on first use (svckit/_lazy.py)
+    from svckit.errors import EmbeddingModelRequired
+
+    # LocalVector: the one seam from the clients to the local index (docs/architecture.md)
+    from svckit.localindex.client import LocalVector
+    from svckit.vector.client import AsyncVector, Vector
+    from svckit.vector.models import (
+        DenseIndexInfo,
+        FusionAlgorithm,
+        IndexInfo,
+        MetadataUpdateMode,
+        NamespaceInfo,
+        QueryMode,
+        QueryOptions,
+        QueryResult,
+        RangeResult,
+        ResumableQueryResult,
+        SparseIndexInfo,
+        SparseVector,
+        VectorRecord,
+        WeightingStrategy,
+    )
+    from svckit.vector.queries import VectorQueries
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "AsyncVector",

@@ -11,27 +11,16 @@ svckit._http.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
-
+from svckit._client import AsyncClient, ClientBase, ClientOptions, SyncClient
+from svckit._cursor import ARun, Pages, Run, alisting, listing
 from svckit._gc import collector_paused
-from svckit._http import (
-    ApiRequest,
-    AsyncClientShell,
-    AsyncTransport,
-    BearerAuth,
-    ClientShell,
-    RetryPolicy,
-    SyncTransport,
-    Verify,
-    apaginate,
-    paginate,
-)
+from svckit._http import ApiRequest, BearerAuth
 from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight, agather
 from svckit._progress import Cancel, ProgressArg
-from svckit.config import DotEnv, Settings
+from svckit.config import Settings
 from svckit.errors import (
     InvalidArgument,
     mask,
@@ -45,6 +34,9 @@ from svckit.vector.models import (
     ResumableQueryResult,
     VectorRecord,
 )
+
+if TYPE_CHECKING:
+    from typing import Self, Unpack
 
 T = TypeVar("T")
 
@@ -62,23 +54,37 @@ def _settings_url(settings: Settings, kind: str) -> tuple[str, str]:
     return url, token
 
 
+def _range_pages(progress: ProgressArg, cancel: Cancel, limit: int | None) -> Pages:
+    """``iter_range``'s cursor chain: ``range`` pages from "" to the page whose ``next_cursor`` is ""."""
+    return Pages("vectors", "next_cursor", start="", progress=progress, cancel=cancel, limit=limit)
+
+
 # -- clients -----------------------------------------------------------------------------------
 
 
-class _Base:
-    def __init__(self, url: str, token: str) -> None:
+class _VectorBase(ClientBase):
+    """What Vector and AsyncVector share (:mod:`svckit._client`): the index URL and token, and which
+    index of the settings ``kind`` names."""
+
+    def __init__(self, url: str, token: str, **options: Unpack[ClientOptions]) -> None:
         if not url:
             raise InvalidArgument("url", "the index URL is required (SVC_VECTOR_URL)")
         if not token:
             raise InvalidArgument("token", "the index token is required (SVC_VECTOR_TOKEN)")
-        self.url = url.rstrip("/")
+        super().__init__(url, BearerAuth(token), **options)
         self._token = token
+
+    @classmethod
+    def from_settings(cls, settings: Settings, kind: str = "dense", **options: Any) -> Self:
+        """Build from ``settings``: the index of ``kind`` (dense, sparse, hybrid or nomodel)."""
+        url, token = _settings_url(settings, kind)
+        return cls(url, token, **settings.client_options(options))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r}, token={mask(self._token)})"
 
 
-class Vector(_Base, ClientShell):
+class Vector(_VectorBase, SyncClient):
     """Synchronous client of one vector index.
 
     >>> v = Vector.from_env()                                   # doctest: +SKIP
@@ -87,22 +93,6 @@ class Vector(_Base, ClientShell):
     >>> v.upsert({"id": "b", "vector": [0.1] * 384})            # doctest: +SKIP
     >>> [r.id for r in v.iter_range(prefix="a")]                # doctest: +SKIP
     """
-
-    def __init__(self, url: str, token: str, *, timeout: float | None = 10.0, retry: RetryPolicy | None = None,
-                 transport: httpx.BaseTransport | None = None, verify: Verify = True) -> None:
-        super().__init__(url, token)
-        self._http = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                   transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, kind: str = "dense", **options: Any) -> Vector:
-        url, token = _settings_url(settings, kind)
-        return cls(url, token, **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, kind: str = "dense", *, dotenv: DotEnv = False, **options: Any) -> Vector:
-        """Build from SVC_VECTOR_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), kind=kind, **options)
 
     def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         # the vector envelope decoder also names the missing embedding model (a 422)
@@ -233,11 +223,12 @@ class Vector(_Base, ClientShell):
         return self._read(request, "range", p.decode_range)
 
     def iter_range(self, *, page_size: int | None = None, progress: ProgressArg = False,
-                   cancel: Cancel = None, **options: Any) -> Iterator[VectorRecord]:
-        """Every vector (of ``namespace``, with ``prefix``), page by page (pages as :meth:`range`'s);
-        options as for :meth:`range`; ``progress`` and ``cancel`` as :func:`svckit._http.paginate`'s."""
-        return paginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
-                        cursor="next_cursor", start="", progress=progress, cancel=cancel)
+                   cancel: Cancel = None, limit: int | None = None, **options: Any) -> Run[VectorRecord]:
+        """Every vector (of ``namespace``, with ``prefix``), page by page (pages as :meth:`range`'s),
+        through the one cursor loop (:mod:`svckit._cursor`); options as for :meth:`range`.
+        ``progress`` and ``cancel`` as in :mod:`svckit._progress` (a cancelled walk stops before its
+        next page, ``.cancelled`` True), ``limit`` stops after that many vectors."""
+        return listing(lambda cursor: self.range(cursor, page_size, **options), _range_pages(progress, cancel, limit))
 
     def list_namespaces(self) -> list[str]:
         """Names of the index's namespaces; the default namespace is ``""``."""
@@ -248,24 +239,8 @@ class Vector(_Base, ClientShell):
         return IndexInfo.model_validate(self._call(p.build_info(), "info"))
 
 
-class AsyncVector(_Base, AsyncClientShell):
+class AsyncVector(_VectorBase, AsyncClient):
     """Asynchronous twin of :class:`Vector` (same methods, awaited; ``iter_range`` is an async iterator)."""
-
-    def __init__(self, url: str, token: str, *, timeout: float | None = 10.0, retry: RetryPolicy | None = None,
-                 transport: httpx.AsyncBaseTransport | None = None, verify: Verify = True) -> None:
-        super().__init__(url, token)
-        self._http = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                    transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, kind: str = "dense", **options: Any) -> AsyncVector:
-        url, token = _settings_url(settings, kind)
-        return cls(url, token, **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, kind: str = "dense", *, dotenv: DotEnv = False, **options: Any) -> AsyncVector:
-        """Build from SVC_VECTOR_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), kind=kind, **options)
 
     async def _call(self, request: ApiRequest, what: str | None = None) -> Any:
         return p.decode_result(await self._http.send(request), what or request.path, self._http.redact)
@@ -365,10 +340,10 @@ class AsyncVector(_Base, AsyncClientShell):
         return await self._read(request, "range", p.decode_range)
 
     def iter_range(self, *, page_size: int | None = None, progress: ProgressArg = False,
-                   cancel: Cancel = None, **options: Any) -> AsyncIterator[VectorRecord]:
+                   cancel: Cancel = None, limit: int | None = None, **options: Any) -> ARun[VectorRecord]:
         """Every vector, page by page (``async for``); options as for :meth:`range`."""
-        return apaginate(lambda cursor: self.range(cursor, page_size, **options), "vectors",
-                         cursor="next_cursor", start="", progress=progress, cancel=cancel)
+        return alisting(lambda cursor: self.range(cursor, page_size, **options),
+                        _range_pages(progress, cancel, limit))
 
     async def list_namespaces(self) -> list[str]:
         return p.decode_namespaces(await self._call(p.build_list_namespaces(), "list-namespaces"))

@@ -34,9 +34,9 @@ import pandas as pd
 from svckit._inflight import DEFAULT_IN_FLIGHT, InFlight
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._units import mark
-from svckit.vector.local_client import VectorQueries
 from svckit.vector.models import FusionAlgorithm, QueryMode
 from svckit.vector.protocol import wave_size
+from svckit.vector.queries import VectorQueries
 
 #: texts per request: at least BATCH (fewer are not worth a request of their own), at most MAX_BATCH
 #: (a request's texts run one after another on the service, so progress and Cancel come at least
@@ -305,14 +305,14 @@ DOCSTRING_STRIDE = 25  # every 25th docstring summary becomes a query
 
 def demo_labelled_queries(ids: Iterable[str] | None = None) -> pd.DataFrame:
     """The demo's labelled set, built deterministically from the demo corpus
-    (:func:`svckit.localindex.load_demo_corpus`): ``query, relevant, source``.
+    (:func:`svckit.core.corpus.load_demo_corpus`): ``query, relevant, source``.
 
     Two kinds of query: the :data:`TOPIC_QUESTIONS`, whose relevant ids are every passage of their
     language-reference topics, and every :data:`DOCSTRING_STRIDE`-th docstring summary line
-    (:func:`svckit.localindex.docstring_pairs`), whose one relevant id is that docstring. ``ids``
+    (:func:`svckit.core.corpus.docstring_pairs`), whose one relevant id is that docstring. ``ids``
     (the ids an index holds) keeps only relevant ids among them, dropping queries left with none,
     for an index holding part of the corpus."""
-    from svckit.localindex import docstring_pairs, load_demo_corpus
+    from svckit.core.corpus import docstring_pairs, load_demo_corpus
 
     corpus = load_demo_corpus()
     keep = None if ids is None else set(ids)
@@ -343,7 +343,7 @@ def demo_evaluation_corpus(distractors: int = 150) -> list[dict[str, Any]]:
     """A small slice of the demo corpus for a quick evaluation: every text relevant to a query of
     :func:`demo_labelled_queries` plus ``distractors`` others spread evenly over the rest (so a
     notebook embeds a few hundred texts, not all of them)."""
-    from svckit.localindex import load_demo_corpus
+    from svckit.core.corpus import load_demo_corpus
 
     corpus = load_demo_corpus()
     relevant = set().union(*demo_labelled_queries()["relevant"])

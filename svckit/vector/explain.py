@@ -8,25 +8,28 @@ The service returns only each hit's final score. So for a client of the service 
 the query as asked, with the hits' vectors (the hits and the scores to explain, and the hits' sparse
 vectors, their BM25 document weights: *returned*), the same text in ``queryMode`` DENSE and SPARSE at
 the fused query's candidate depth (each side's ranks and scores, *returned*), all three in one batch
-request, one round trip, and recomputes the fusion here with the local index's own code
-(:mod:`svckit.localindex.fusion`), giving ``recomputed`` next to ``score``. The query's terms come
-from the same tokenizer the index uses; with IDF weighting the service does not say a term's IDF, so
-the query weights are NaN there. A :class:`LocalVector` is explained from the index itself
-(:func:`svckit.localindex.explain.explain`), IDF included.
+request, one round trip, and recomputes the fusion here with the code the local index fuses with
+(:mod:`svckit.core.fusion`), giving ``recomputed`` next to ``score``. The query's terms come from the
+same tokenizer the index uses (:mod:`svckit.core.bm25`); with IDF weighting the service does not say
+a term's IDF, so the query weights are NaN there. A client that explains its own hits (a
+:class:`~svckit.vector.LocalVector`: ``explain_query``, from the index's state, IDF included) is
+asked to.
 
-Needs the ``local`` extra (the tokenizer and the fusion code are the local index's); they are
-imported on first use, never when this module is imported.
+The tokenizer needs the ``local`` extra (snowballstemmer); it is imported on first use, never when
+this module is imported.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from svckit.vector.local_client import LocalVector, VectorQueries
+from svckit.core import fusion
+from svckit.core.explain import explain_ranked, matched_terms
 from svckit.vector.models import QueryOptions
+from svckit.vector.queries import VectorQueries
 
 if TYPE_CHECKING:
-    from svckit.localindex.explain import Explanation
+    from svckit.core.explain import Explanation
 
 #: what a service-side explanation says about where its numbers come from
 FROM_SERVICE = (
@@ -37,9 +40,10 @@ FROM_SERVICE = (
 
 
 def index_kind(client: VectorQueries) -> str:
-    """dense, sparse or hybrid, from the index's ``info`` (a local client knows its index)."""
-    if isinstance(client, LocalVector):
-        return str(client.index.kind)
+    """dense, sparse or hybrid, from the index's ``info`` (a local client knows its index's ``kind``)."""
+    known = getattr(client, "kind", None)
+    if isinstance(known, str):
+        return known
     info = client.info()
     if info.index_type:
         return info.index_type.lower()
@@ -56,23 +60,12 @@ def explain_hits(
 
     ``kind`` (dense / sparse / hybrid) saves an ``info`` request when known: the explanation of a
     service's hits is then one request."""
-    from svckit.localindex import explain as core
-    from svckit.localindex import fusion
-
     opts = options or QueryOptions.model_validate({})
     kind = kind or index_kind(client)
     opts = opts.for_kind(kind)
-    if isinstance(client, LocalVector):
-        return core.explain(
-            client.index,
-            text,
-            top_k=opts.top_k,
-            namespace=opts.namespace,
-            filter=opts.filter,
-            weighting_strategy=opts.weighting_strategy,
-            fusion_algorithm=opts.fusion_algorithm,
-            query_mode=opts.query_mode,
-        )
+    explain_own = getattr(client, "explain_query", None)
+    if explain_own is not None:  # a LocalVector: from its index's state
+        return explain_own(text, opts)
     mode = "DENSE" if kind == "dense" else "SPARSE" if kind == "sparse" else (opts.query_mode or "HYBRID")
     mode = str(mode)
     fused = kind == "hybrid" and mode == "HYBRID"
@@ -101,11 +94,11 @@ def explain_hits(
     qweights: dict[int, float] | None = {} if weighting == "IDF" else None
 
     def terms(hit_id: str) -> list[Any]:
-        return core.matched_terms(text, weights.get(hit_id, {}), qweights)
+        return matched_terms(text, weights.get(hit_id, {}), qweights)
 
-    from svckit.localindex import sparse
+    from svckit.core.bm25 import tokenize
 
-    return core.explain_ranked(
+    return explain_ranked(
         final,
         dense=dense,
         sparse_hits=sparse_hits,
@@ -117,7 +110,7 @@ def explain_hits(
         top_k=opts.top_k,
         weighting=weighting,
         source=FROM_SERVICE,
-        query_terms=list(dict.fromkeys(sparse.tokenize(text))),
+        query_terms=list(dict.fromkeys(tokenize(text))),
     )
 
 

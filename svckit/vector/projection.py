@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from svckit.vector.local_client import VectorQueries
+from svckit._cursor import Pages, listing
+from svckit.vector.queries import VectorQueries
 
 MAP_CAP = 2_000  # at most this many vectors are fetched and projected on a map
 SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (listed without vectors)
@@ -34,17 +35,12 @@ SCAN_CAP = 20_000  # the map's sample is spread over at most this many ids (list
 
 def list_ids(client: VectorQueries, namespace: str, scan: int | None = None) -> list[str]:
     """The first ``scan`` (:data:`SCAN_CAP`) ids of a namespace in id order: one ``range`` request
-    where the service gives the whole page asked for."""
-    scan = SCAN_CAP if scan is None else scan
-    ids: list[str] = []
-    cursor = ""
-    while len(ids) < scan:
-        page = client.range(cursor, scan - len(ids), namespace=namespace)
-        ids += [r.id for r in page.vectors]
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return ids
+    where the service gives the whole page asked for (each page asks for the ids still wanted;
+    the one cursor loop, :mod:`svckit._cursor`)."""
+    pages = Pages("vectors", "next_cursor", start="", limit=SCAN_CAP if scan is None else scan)
+    wanted = pages.limit or 0
+    return [r.id for r in listing(lambda cursor: client.range(cursor, wanted - pages.count, namespace=namespace),
+                                  pages)]
 
 
 def sample_records(client: VectorQueries, namespace: str, *, cap: int | None = None,

@@ -3,9 +3,9 @@
 The playground (and a notebook) queries three kinds of index, dense, sparse and hybrid. A
 :class:`KindRouter` holds one client per kind: the service's :class:`~svckit.vector.Vector` where the
 SVC_VECTOR_* variables configure that kind, else a :class:`~svckit.vector.LocalVector` over a
-:class:`LocalCorpus` (the packaged demo corpus in this kernel). A kind whose service index answers
-422 (created without an embedding model) falls back to the local index from then on. Nothing falls
-back silently: :meth:`KindRouter.fallback_reason` says why a kind is local.
+:class:`LocalCorpus` (the packaged demo corpus, :mod:`svckit.core.corpus`, in this kernel). A kind
+whose service index answers 422 (created without an embedding model) falls back to the local index
+from then on. Nothing falls back silently: :meth:`KindRouter.fallback_reason` says why a kind is local.
 
 ::
 
@@ -21,15 +21,8 @@ from typing import Any
 
 from svckit.errors import ConfigError, EmbeddingModelRequired
 from svckit.vector.client import KIND_SETTINGS
-from svckit.vector.local_client import LocalVector, VectorQueries
 from svckit.vector.models import KINDS, QueryOptions
-
-
-def _local_api() -> Any:
-    """The local index package, imported only when a fallback is needed (it pulls in torch)."""
-    from svckit import localindex
-
-    return localindex
+from svckit.vector.queries import VectorQueries
 
 
 class LocalCorpus:
@@ -38,26 +31,27 @@ class LocalCorpus:
     def __init__(self, items: Sequence[Any] | None = None, *, namespace: str = "") -> None:
         self._items = items
         self.namespace = namespace
-        self._indexes: dict[str, Any] = {}
-        self._clients: dict[str, LocalVector] = {}
+        self._clients: dict[str, Any] = {}
 
     @property
     def items(self) -> Sequence[Any]:
         if self._items is None:
-            self._items = list(_local_api().load_demo_corpus())
+            from svckit.core.corpus import load_demo_corpus
+
+            self._items = list(load_demo_corpus())
         return self._items
 
     def index(self, kind: str) -> Any:
-        if kind not in self._indexes:
-            idx = _local_api().LocalIndex(kind=kind)
-            idx.upsert_data(self.items, namespace=self.namespace)
-            self._indexes[kind] = idx
-        return self._indexes[kind]
+        """The ``kind`` local index (a :class:`~svckit.localindex.LocalIndex`), built on first use."""
+        return self.client(kind).index
 
-    def client(self, kind: str) -> LocalVector:
-        """The :class:`LocalVector` client of the ``kind`` index."""
+    def client(self, kind: str) -> Any:
+        """The :class:`~svckit.vector.LocalVector` client of the ``kind`` index (the local index is
+        imported here, on first use: it needs the ``local`` extra)."""
         if kind not in self._clients:
-            self._clients[kind] = LocalVector(self.index(kind))
+            from svckit.vector import LocalVector
+
+            self._clients[kind] = LocalVector.from_items(self.items, kind=kind, namespace=self.namespace)
         return self._clients[kind]
 
 
@@ -116,6 +110,7 @@ class KindRouter:
         """One list of hits per text from the ``kind`` index; a service index without an embedding
         model (422) falls back to the local one, for this and later queries."""
         data: Any = texts[0] if len(texts) == 1 else list(texts)
+        out: Any  # one list of hits, or one per text
         try:
             out = self.client(kind).query_data(data, **options.model_dump())
         except EmbeddingModelRequired as exc:

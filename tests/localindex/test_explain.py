@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from svckit._units import decimal_text
-from svckit.localindex import LocalIndex, fusion, sparse
+from svckit.core import bm25, fusion
+from svckit.localindex import LocalIndex
 from svckit.localindex.explain import explain
 from tests.conftest import VECTOR_CORPUS as CORPUS
 
@@ -77,20 +78,20 @@ def test_dbsf_bounds_are_mean_plus_minus_three_sigma_of_each_candidate_list(hybr
 
 def test_bm25_terms_are_the_query_terms_present_in_the_document_and_add_up_to_its_sparse_score(hybrid_index):
     ex = explain(hybrid_index, QUERY, top_k=8)
-    query_terms = set(sparse.tokenize(QUERY))
+    query_terms = set(bm25.tokenize(QUERY))
     assert set(ex.query_terms) == query_terms
     for h in ex.hits:
-        expected = query_terms & set(sparse.tokenize(TEXT[h.id]))
+        expected = query_terms & set(bm25.tokenize(TEXT[h.id]))
         assert {t.term for t in h.terms} == expected
         if h.sparse_score is not None:
             assert math.fsum(t.contribution for t in h.terms) == pytest.approx(h.sparse_score, rel=1e-12)
         for t in h.terms:
             assert t.query_weight == 1.0  # no weighting: one per distinct term
             assert t.idf is not None and t.idf > 0  # the index knows the IDF even when not weighing with it
-            assert t.tf == sparse.tokenize(TEXT[h.id]).count(t.term) and t.doc_len == len(
-                sparse.tokenize(TEXT[h.id])
+            assert t.tf == bm25.tokenize(TEXT[h.id]).count(t.term) and t.doc_len == len(
+                bm25.tokenize(TEXT[h.id])
             )
-            assert t.dimension == sparse.term_index(t.term)
+            assert t.dimension == bm25.term_index(t.term)
     bread = ex.hit("bread")
     assert {t.term for t in bread.terms} == {"bake", "bread", "dough"}
     assert {t.word for t in ex.hit("soup").terms} >= {"vegetable", "soup"}  # the words as typed, not stems
@@ -104,7 +105,7 @@ def test_idf_weighting_gives_each_term_its_idf_as_query_weight(sparse_only):
         assert h.recomputed == pytest.approx(h.score, rel=1e-12)
         assert "no fusion" in h.formula
         for t in h.terms:
-            df = sum(t.term in sparse.tokenize(text) for text in TEXT.values())
+            df = sum(t.term in bm25.tokenize(text) for text in TEXT.values())
             assert t.idf == pytest.approx(math.log((n - df + 0.5) / (df + 0.5) + 1))
             assert t.query_weight == t.idf and t.contribution == pytest.approx(t.idf * t.doc_weight)
 

@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
+from svckit.core.filter import Filter
 from svckit.localindex import LocalIndex
-from svckit.localindex.filter import Filter
 
 DIM = 4
 HOLD = "n >= 0"  # the filter held open mid-evaluation

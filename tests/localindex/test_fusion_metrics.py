@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from svckit.localindex import fusion, metrics
+from svckit.core import fusion
+from svckit.localindex import metrics
 
 
 def test_rrf_matches_hand_computation():

@@ -8,7 +8,7 @@ import pytest
 from svckit.errors import BadRequest
 from svckit.localindex import FilterSyntaxError, InvalidRequest, LocalIndex, parse_filter
 from svckit.localindex.limits import Limits
-from svckit.vector.local_client import LocalVector
+from svckit.vector import LocalVector
 
 DIM = 4
 
@@ -96,9 +96,7 @@ def test_resumable_queries_past_the_limit_are_refused_until_one_ends_or_expires(
         idx.resumable_next({"uuid": third["uuid"]})
 
 
-def test_limits_come_from_sandbox_options_and_must_be_positive():
-    limits = Limits.from_options({"vector_max_top_k": 7, "vector_max_idle": None, "kv_max_request_size": 1})
-    assert limits.max_top_k == 7 and limits.max_idle == Limits().max_idle
+def test_limits_must_be_positive():
     with pytest.raises(ValueError, match="max_batch: must be a positive integer"):
         Limits(max_batch=0)
 

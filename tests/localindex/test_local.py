@@ -8,7 +8,8 @@ import uuid
 import numpy as np
 import pytest
 
-from svckit.localindex import DenseEmbedder, LocalIndex, load_demo_corpus, packaged_model_path, sparse
+from svckit.core import bm25
+from svckit.localindex import DenseEmbedder, LocalIndex, load_demo_corpus, packaged_model_path
 from svckit.localindex.ann import DenseStore
 from tests.conftest import VECTOR_CORPUS as CORPUS
 
@@ -65,8 +66,8 @@ def test_embeddings_are_kept_on_disk_across_processes(tmp_path, embedder):
 
 
 def test_tokenizer_drops_stop_words_and_stems():
-    assert sparse.tokenize("The dogs were running to the parks") == ["dog", "run", "park"]
-    assert sparse.tokenize("json.dumps serialises_objects") == ["json", "dump", "serialis", "object"]
+    assert bm25.tokenize("The dogs were running to the parks") == ["dog", "run", "park"]
+    assert bm25.tokenize("json.dumps serialises_objects") == ["json", "dump", "serialis", "object"]
 
 
 def test_bm25_document_weights_and_scores_by_hand():
@@ -81,8 +82,8 @@ def test_bm25_document_weights_and_scores_by_hand():
 
     (rec_a,) = idx.fetch(["a"], include_vectors=True)
     by_dim = dict(zip(rec_a["sparseVector"]["indices"], rec_a["sparseVector"]["values"]))
-    assert by_dim[sparse.term_index("appl")] == pytest.approx(w(2, 3))
-    assert by_dim[sparse.term_index("banana")] == pytest.approx(w(1, 3))
+    assert by_dim[bm25.term_index("appl")] == pytest.approx(w(2, 3))
+    assert by_dim[bm25.term_index("banana")] == pytest.approx(w(1, 3))
     assert rec_a["sparseVector"]["indices"] == sorted(rec_a["sparseVector"]["indices"])
 
     hits = idx.query({"data": "apple banana", "topK": 5})

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import snowballstemmer
 
-from svckit.localindex.sparse import stem
+from svckit.core.bm25 import stem
 
 
 def test_words_stemmed_on_several_threads_at_once_get_their_own_stems():

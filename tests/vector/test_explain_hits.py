@@ -9,7 +9,7 @@ import math
 import pytest
 
 from svckit import frames
-from svckit.localindex import sparse
+from svckit.core import bm25
 from svckit.vector.explain import FROM_SERVICE, explain_hits, index_kind
 from svckit.vector.models import QueryOptions
 from tests.conftest import VECTOR_CORPUS
@@ -31,7 +31,7 @@ def test_service_hits_are_explained_and_the_fusion_recomputed_here_gives_the_ret
         assert h.dense_rank is not None  # every text is a dense candidate (8 < 50)
     bread = ex.hit("bread")
     # the terms come from the fetched sparse vector: the query's terms present in the text
-    assert {t.term for t in bread.terms} == set(sparse.tokenize(QUERY)) & set(sparse.tokenize(TEXT["bread"]))
+    assert {t.term for t in bread.terms} == set(bm25.tokenize(QUERY)) & set(bm25.tokenize(TEXT["bread"]))
     assert math.fsum(t.contribution for t in bread.terms) == pytest.approx(bread.sparse_score, rel=1e-9)
     assert all(t.tf is None for t in bread.terms)  # the service does not say term frequencies
 

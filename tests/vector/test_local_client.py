@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from svckit.errors import BadRequest, EmbeddingModelRequired, InvalidArgument, NotFound
-from svckit.vector.local_client import LocalVector, VectorQueries
+from svckit.vector import LocalVector, VectorQueries
 from svckit.vector.models import QueryOptions
 from tests.conftest import VECTOR_CORPUS as CORPUS
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from svckit.localindex.filter import FilterSyntaxError, parse_filter
-from svckit.localindex.limits import Limits
+from svckit.core.filter import FilterLimits, FilterSyntaxError, parse_filter
 
 DOC = {"name": "Ann", "age": 30, "score": 2.5, "pet": True, "off": False, "tags": ["a", "b", 3, True],
        "home": {"city": "Oslo", "zip": "0150"}, "list": [[1, 2], {"k": "v"}], "AND": 1, "with-dash": "x"}
@@ -140,7 +139,7 @@ def test_a_long_filter_is_cut_around_the_spot():
 
 
 def test_the_length_and_depth_limits():
-    limits = Limits(max_filter_length=20, max_filter_depth=2)
+    limits = FilterLimits(max_filter_length=20, max_filter_depth=2)
     assert parse_filter("a = 1 AND b = 222222", limits) is not None  # 20 characters
     with pytest.raises(FilterSyntaxError) as caught:
         parse_filter("a = 1 AND b = 2222222", limits)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svckit.localindex import FilterSyntaxError, parse_filter
+from svckit.core.filter import FilterSyntaxError, parse_filter
 
 DOC = {
     "country": "Turkey",

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from svckit.localindex import parse_filter
+from svckit.core.filter import parse_filter
 from tests.conftest import examples
 
 VALUES: list[Any] = [0, 1, 2, 1.0, 0.0, 2.5, -1, True, False, "a", "1", "", None, [1, "a", True], ["b"],

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from svckit.localindex import FilterSyntaxError, parse_filter
-from svckit.localindex.glob import compile_glob, translate
+from svckit.core.filter import FilterSyntaxError, parse_filter
+from svckit.core.glob import compile_glob, translate
 from tests.conftest import examples
 
 

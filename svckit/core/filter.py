@@ -14,7 +14,7 @@ Grammar (keywords and booleans are case-insensitive; ``AND`` binds tighter than 
 
 Strings take single or double quotes with backslash escapes. ``[#-1]`` indexes from the end of an
 array. GLOB is case-sensitive and knows ``* ? [abc] [a-z] [^a-z]`` (``[!a-z]`` too); RE2 matches it,
-in time linear in the value (see :mod:`svckit.localindex.glob`).
+in time linear in the value (see :mod:`svckit.core.glob`).
 
 Evaluation: a condition on a field that does not exist is false (only ``HAS NOT FIELD`` is true
 there). ``=``/``!=``/``IN`` compare numbers by value, and a boolean equals ``1``/``0`` as well as
@@ -25,7 +25,8 @@ Every syntax error is a :class:`FilterSyntaxError` whose ``position`` is the 0-b
 of the offending token and whose message shows the filter (around that spot, when it is long) with a
 caret under it. A filter longer than ``max_filter_length`` characters, nesting parentheses deeper
 than ``max_filter_depth``, or with more than ``max_filter_terms`` conditions, is refused the same
-way (:class:`~svckit.localindex.limits.Limits`).
+way (:class:`FilterLimits`, which the local index's
+:class:`~svckit.localindex.limits.Limits` extends).
 
 A parsed filter is compiled once per query into nested functions (:func:`_compile`), so judging a
 vector costs its conditions' own work, not a walk of the tree, and an OR of equalities on one field
@@ -40,13 +41,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from svckit.localindex.glob import MEMORY_BUDGET, GlobError, GlobPattern, compile_glob
-from svckit.localindex.limits import Limits
+from svckit.core.glob import MEMORY_BUDGET, GlobError, GlobPattern, compile_glob
 
-__all__ = ["Filter", "FilterSyntaxError", "parse_filter", "resolve_path"]
+__all__ = ["Filter", "FilterLimits", "FilterSyntaxError", "parse_filter", "resolve_path"]
 
 #: characters of the filter shown either side of an error's position (a long filter is cut around it)
 CONTEXT = 40
+
+
+@dataclass(frozen=True)
+class FilterLimits:
+    """What one filter may be: refused, before any work, with a :class:`FilterSyntaxError` naming the limit."""
+
+    #: characters of a filter. Hand-written filters are a few dozen; this leaves room for an IN list of
+    #: a few hundred ids, and bounds the GLOB patterns (RE2's time is linear in the value for a given
+    #: pattern, and grows with the pattern's size).
+    max_filter_length: int = 16384
+    #: levels of nested parentheses in a filter. Real filters nest a handful; the parser is recursive
+    #: and Python's stack gives out near 330.
+    max_filter_depth: int = 64
+    #: conditions in a filter (comparisons, GLOB, IN, CONTAINS, HAS FIELD). A filter's cost is its
+    #: conditions times the vectors it judges; a list of values is one IN, however long.
+    max_filter_terms: int = 1000
 
 
 class FilterSyntaxError(ValueError):
@@ -542,12 +558,12 @@ class Filter:
         return self.matches(metadata)
 
 
-def parse_filter(text: str, limits: Limits | None = None) -> Filter | None:
+def parse_filter(text: str, limits: FilterLimits | None = None) -> Filter | None:
     """Parse a filter expression; an empty (or blank) filter is ``None``, meaning "match everything".
-    ``limits`` (default :class:`Limits`) bounds its length and its nesting."""
+    ``limits`` (default :class:`FilterLimits`, or the index's ``Limits``) bounds its length and its nesting."""
     if not isinstance(text, str):
         raise TypeError("filter must be a string")
-    limits = limits or Limits()
+    limits = limits or FilterLimits()
     if len(text) > limits.max_filter_length:
         raise FilterSyntaxError(f"the filter is {len(text)} characters long, over the limit of "
                                 f"{limits.max_filter_length} (the index's max_filter_length limit); shorten "

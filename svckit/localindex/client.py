@@ -1,5 +1,5 @@
-"""A :class:`Vector` client over a :class:`~svckit.localindex.LocalIndex` in this process, and the
-:class:`VectorQueries` protocol that both clients (and test fakes) satisfy.
+"""The client side of the local index: :class:`LocalVector`, a :class:`~svckit.vector.Vector` client
+over a :class:`~svckit.localindex.LocalIndex` in this process.
 
 ``LocalVector(index)`` is the same client as the remote one: every method, argument, check, model and
 error is :class:`Vector`'s, because only the transport differs. :class:`LocalTransport` answers each
@@ -7,51 +7,34 @@ request with the sandbox's operation table (:mod:`svckit.localindex.dispatch`) i
 so a refused filter is a ``BadRequest`` and an index without a model an ``EmbeddingModelRequired``,
 exactly as from the service.
 
->>> from svckit.localindex import LocalIndex, load_demo_corpus      # doctest: +SKIP
->>> index = LocalIndex(kind="hybrid"); index.upsert_data(load_demo_corpus())   # doctest: +SKIP
->>> LocalVector(index).query_data("read a JSON file", top_k=3)        # doctest: +SKIP
+This module is the one seam between the clients and the local index: the clients reach it only
+through ``svckit.vector.LocalVector`` (imported on first use by the package's ``__getattr__``), and
+nothing else in ``svckit.localindex`` imports a client.
+
+>>> from svckit.vector import LocalVector                             # doctest: +SKIP
+>>> local = LocalVector.from_items(load_demo_corpus(), kind="hybrid")   # doctest: +SKIP
+>>> local.query_data("read a JSON file", top_k=3)                     # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 from urllib.parse import unquote
 
 import httpx
 
 from svckit._http import RetryPolicy
+from svckit.core.explain import Explanation
+from svckit.localindex.dispatch import OPERATIONS, error_status
+from svckit.localindex.explain import explain
+from svckit.localindex.index import LocalIndex
 from svckit.vector.client import Vector
-from svckit.vector.models import IndexInfo, QueryResult, RangeResult, VectorRecord
-from svckit.vector.protocol import QueryInput
+from svckit.vector.models import QueryOptions
 
 #: the base URL of a local client: requests never leave the process (the transport answers them)
 LOCAL_URL = "http://127.0.0.1/local-index"
-
-
-@runtime_checkable
-class VectorQueries(Protocol):
-    """What a widget asks of a vector index: text queries, browsing, statistics. :class:`Vector`,
-    :class:`LocalVector` and the tests' fakes all satisfy it."""
-
-    def query_data(self, data: QueryInput | Sequence[QueryInput], *, top_k: int = 10,
-                   include_metadata: bool = False, include_vectors: bool = False, include_data: bool = False,
-                   filter: str = "", weighting_strategy: str | None = None,
-                   fusion_algorithm: str | None = None, query_mode: str | None = None,
-                   namespace: str = "") -> list[QueryResult] | list[list[QueryResult]]: ...
-
-    def fetch(self, ids: str | Sequence[str] | None = None, *, prefix: str | None = None, namespace: str = "",
-              include_metadata: bool = True, include_vectors: bool = False,
-              include_data: bool = True) -> list[VectorRecord | None]: ...
-
-    def range(self, cursor: str = "", limit: int | None = None, *, prefix: str | None = None,
-              namespace: str = "", include_metadata: bool = False, include_vectors: bool = False,
-              include_data: bool = False) -> RangeResult: ...
-
-    def list_namespaces(self) -> list[str]: ...
-
-    def info(self) -> IndexInfo: ...
 
 
 class LocalTransport(httpx.BaseTransport):
@@ -62,8 +45,6 @@ class LocalTransport(httpx.BaseTransport):
         self.index = index
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        from svckit.localindex.dispatch import OPERATIONS, error_status
-
         base = httpx.URL(LOCAL_URL).path
         operation, _, namespace = request.url.path.removeprefix(base).lstrip("/").partition("/")
         namespace = unquote(namespace)
@@ -95,5 +76,26 @@ class LocalVector(Vector):
         super().__init__(LOCAL_URL, "local", retry=RetryPolicy(attempts=1), transport=LocalTransport(index))
         self.index = index
 
+    @classmethod
+    def from_items(cls, items: Sequence[Any], *, kind: str = "hybrid", namespace: str = "") -> LocalVector:
+        """A client over a new ``kind`` index holding ``items`` (``{"id", "data", "metadata"}`` dicts)."""
+        index = LocalIndex(kind=kind)
+        index.upsert_data(items, namespace=namespace)
+        return cls(index)
+
+    @property
+    def kind(self) -> str:
+        """dense, sparse or hybrid: the index's kind (no request needed)."""
+        return str(self.index.kind)
+
+    def explain_query(self, text: str, options: QueryOptions) -> Explanation:
+        """Explain the hits of ``text`` from the index's own state (see :mod:`svckit.localindex.explain`)."""
+        return explain(self.index, text, top_k=options.top_k, namespace=options.namespace, filter=options.filter,
+                       weighting_strategy=options.weighting_strategy, fusion_algorithm=options.fusion_algorithm,
+                       query_mode=options.query_mode)
+
     def __repr__(self) -> str:
         return f"LocalVector({self.index!r})"
+
+
+__all__ = ["LOCAL_URL", "LocalTransport", "LocalVector"]

