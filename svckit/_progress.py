@@ -1,5 +1,6 @@
 """One progress and cancel protocol for every long run: keyspace walks, bulk actions, keyspace
-analysis, retrieval evaluation, paginated listings.
+analysis, retrieval evaluation, the MONITOR profile, and every listing that follows cursors (the
+one cursor loop, :mod:`svckit._cursor`).
 
 Every long function takes the same two arguments::
 
@@ -7,7 +8,16 @@ Every long function takes the same two arguments::
     progress=False       nothing
     progress=hook        ``hook(step)`` after every step, with a :class:`Progress` (what widgets pass)
     cancel=event         a ``threading.Event`` (or a callable returning True), checked between two
-                         requests; what a cancelled run returns is said by each function
+                         requests
+
+One outcome for a cancelled run, so nothing it did is lost: it stops at its next check (the requests
+already sent finish), raises nothing, and returns what it has, marked ``cancelled``:
+
+- an ``iter_*`` listing or :func:`~svckit.kv.walk_keys` simply stops; the :class:`~svckit._cursor.Run`
+  it returned says ``run.cancelled`` (``KeyScan.cancelled`` too, for a walk);
+- a bulk action's ``BulkSummary.cancelled``; a keyspace analysis' ``KeyspaceReport.cancelled`` (its
+  figures cover the keys reached before the cancel); a MONITOR profile's ``MonitorProfile.cancelled``;
+- a function that returns a DataFrame (a retrieval evaluation) says it in ``frame.attrs["cancelled"]``.
 
 A function reports through one :class:`Reporter` (``with Reporter(progress) as report:
 report("scan", done, total, unit="keys", note="1,234 matching", round_trips=12)``), so a progress

@@ -3,7 +3,8 @@
 ``svckit sandbox`` prints exactly these names as ``NAME=value`` lines, so its output can be fed to
 a shell (``export $(svckit sandbox ...)``), a test, or :meth:`Settings.from_lines`. The vendor's own
 names (:data:`VENDOR_VARIABLES`, what its SDKs read) are read too, where no SVC_* name is set, and so
-is a ``.env`` file when asked (``dotenv=``).
+is a ``.env`` file when asked (``dotenv=``). The few other variables svckit reads (:data:`LOCAL_VARIABLES`)
+are read here too: no other module reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -36,9 +37,20 @@ VARIABLES: dict[str, str] = {
     "SVC_QUEUE_CURRENT_SIGNING_KEY": "queue_current_signing_key",
     "SVC_QUEUE_NEXT_SIGNING_KEY": "queue_next_signing_key",
 }
+#: the other variables svckit reads, name -> Settings attribute: what ``svckit sandbox`` and ``svckit demo``
+#: need of this machine, not a service's address (never printed by ``svckit sandbox``)
+LOCAL_VARIABLES: dict[str, str] = {
+    "SVC_REDIS_URL": "redis_url",  # the external Redis the sandbox uses, when no --redis-url(-file)
+    "SVC_EMBEDDING_CACHE": "embedding_cache",  # where embeddings are kept across processes (svckit/embedding.py)
+    # where the local embedding model runs (cpu, cuda, mps); unset: where sentence-transformers chooses
+    "SVC_EMBEDDING_DEVICE": "embedding_device",
+    "XDG_DATA_HOME": "xdg_data_home",  # where the sandbox and the demo keep their state (svckit/cli.py)
+    "DISPLAY": "display",  # whether svckit demo may open a graphical browser
+    "WAYLAND_DISPLAY": "wayland_display",
+}
 SECRET_VARIABLES = frozenset(
     {"SVC_KV_TOKEN", "SVC_KV_READONLY_TOKEN", "SVC_VECTOR_TOKEN", "SVC_DEVAPI_KEY", "SVC_QUEUE_TOKEN",
-     "SVC_QUEUE_CURRENT_SIGNING_KEY", "SVC_QUEUE_NEXT_SIGNING_KEY"}
+     "SVC_QUEUE_CURRENT_SIGNING_KEY", "SVC_QUEUE_NEXT_SIGNING_KEY", "SVC_REDIS_URL"}
 )
 
 #: the vendor's own variable names (what its SDKs' ``fromEnv()`` / ``from_env()`` read, and where users
@@ -125,6 +137,12 @@ class Settings:
     queue_current_signing_key: str | None = None
     queue_next_signing_key: str | None = None
     ca_file: str | None = None
+    redis_url: str | None = None
+    embedding_cache: str | None = None
+    embedding_device: str | None = None
+    xdg_data_home: str | None = None
+    display: str | None = None
+    wayland_display: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, dotenv: DotEnv = False) -> Settings:
@@ -136,7 +154,7 @@ class Settings:
         env: Mapping[str, str] = os.environ if environ is None else environ
         if dotenv is not False:
             env = {**dotenv_file(dotenv), **env}
-        return cls(**{attr: lookup(env, name) for name, attr in VARIABLES.items()})
+        return cls(**{attr: lookup(env, name) for name, attr in {**VARIABLES, **LOCAL_VARIABLES}.items()})
 
     @classmethod
     def from_lines(cls, lines: Iterable[str]) -> Settings:
@@ -148,6 +166,11 @@ class Settings:
             if sep and name in ALL_VARIABLES:
                 env[name] = value
         return cls.from_env(env)
+
+    @property
+    def names_a_service(self) -> bool:
+        """Whether any service variable (SVC_* or the vendor's, :data:`VARIABLES`) is set."""
+        return any(getattr(self, attr) for attr in VARIABLES.values())
 
     def require(self, *attrs: str) -> tuple[str, ...]:
         """Return the values of ``attrs``, or raise ConfigError naming every missing variable (and the
@@ -178,7 +201,7 @@ class Settings:
         parts = []
         for f in fields(self):
             value = getattr(self, f.name)
-            name = next(n for n, a in VARIABLES.items() if a == f.name)
+            name = next(n for n, a in {**VARIABLES, **LOCAL_VARIABLES}.items() if a == f.name)
             shown = mask(value) if (name in SECRET_VARIABLES and value) else repr(value)
             parts.append(f"{f.name}={shown}")
         return f"Settings({', '.join(parts)})"

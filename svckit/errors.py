@@ -10,7 +10,6 @@
     │   └── UntrustedCertificate    https: the server's certificate failed verification (not retried)
     ├── ProtocolError               the server's reply does not follow the protocol
     ├── StreamClosed                an event stream ended or failed
-    ├── Cancelled                   a long run was cancelled by its ``cancel`` hook (keyspace analysis)
     ├── StreamRefused               (internal) the server refused to open a stream; clients raise
     │                               their APIError for it, built from ``response``
     ├── InvalidRequest (ValueError)  the local vector index refused a request (the sandbox's 400)
@@ -57,10 +56,6 @@ def mask(secret: str | SecretStr | None) -> str:
 
 class SvcError(Exception):
     """Base of every svckit error."""
-
-
-class Cancelled(SvcError):
-    """A long run (a keyspace analysis) was cancelled by its ``cancel`` hook before it finished."""
 
 
 class ConfigError(SvcError):

@@ -12,18 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
-
-from svckit._http import (
-    DEFAULT_TIMEOUT,
-    AsyncClientShell,
-    AsyncTransport,
-    BasicAuth,
-    ClientShell,
-    RetryPolicy,
-    SyncTransport,
-    Verify,
-)
+from svckit._client import AsyncClient, ClientBase, ClientOptions, SyncClient
+from svckit._http import BasicAuth
 from svckit._inflight import InFlight, agather
 from svckit.account import protocol as p
 from svckit.account.inventory import MAX_SIDE_BY_SIDE, Call, ResourcesRead
@@ -36,17 +26,13 @@ from svckit.account.resources import (
     VectorIndex,
     VectorStats,
 )
-from svckit.config import DotEnv, Settings
 from svckit.errors import InvalidArgument, SvcError
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from svckit.kv import KV, AsyncKV
     from svckit.vector import AsyncVector, Vector
-
-
-def _settings_args(settings: Settings) -> tuple[str, str, str]:
-    url, email, key = settings.require("devapi_url", "devapi_email", "devapi_key")
-    return url, email, key
 
 
 @runtime_checkable
@@ -73,41 +59,31 @@ def _peer(database: Database, read_only: bool) -> tuple[str, str]:
     return database.rest_url, _token(token, "database", f"database {database.database_id!r}")
 
 
-class _Shared:
-    """What the two clients keep alike: the options a client built from a record takes by default."""
+class _AccountBase(ClientBase):
+    """What Account and AsyncAccount share (:mod:`svckit._client`): the URL, email and API key
+    (SVC_DEVAPI_URL, SVC_DEVAPI_EMAIL, SVC_DEVAPI_KEY), and the options a client built from a record
+    takes by default."""
 
-    timeout: float | None
-    verify: Verify
+    _settings_fields = ("devapi_url", "devapi_email", "devapi_key")
+
+    def __init__(self, url: str, email: str, api_key: str, **options: Unpack[ClientOptions]) -> None:
+        super().__init__(url, BasicAuth(email, api_key), **options)
+        self.email = email
 
     def _options(self, options: dict[str, Any]) -> dict[str, Any]:
         """``options`` over this client's ``timeout`` and ``verify`` (an explicit one wins)."""
         return {"timeout": self.timeout, "verify": self.verify, **options}
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}, email={self.email!r})"
 
-class Account(_Shared, ClientShell):
+
+class Account(_AccountBase, SyncClient):
     """Synchronous client of the developer management interface.
 
     >>> acct = Account.from_env()                       # doctest: +SKIP
     >>> acct.queue_account().max_retries                # doctest: +SKIP
     """
-
-    def __init__(self, url: str, email: str, api_key: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
-                 verify: Verify = True) -> None:
-        self.url = url.rstrip("/")
-        self.email = email
-        self.timeout, self.verify = timeout, verify  # what kv_client / vector_client pass on
-        self._http = SyncTransport(self.url, BasicAuth(email, api_key), timeout=timeout, retry=retry,
-                                   transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **options: Any) -> Account:
-        return cls(*_settings_args(settings), **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> Account:
-        """Build from SVC_DEVAPI_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     def rename_search_index(self, id: str, name: str) -> str:
         """Rename search index ``id`` to ``name``; returns ``"OK"``."""
@@ -213,30 +189,9 @@ class Account(_Shared, ClientShell):
             futures = [flight.submit(self._attempt, call) for call in calls]
         return [future.result() for future in futures]
 
-    def __repr__(self) -> str:
-        return f"Account({self.url!r}, email={self.email!r})"
 
-
-class AsyncAccount(_Shared, AsyncClientShell):
+class AsyncAccount(_AccountBase, AsyncClient):
     """Asynchronous twin of :class:`Account` (same methods, awaited)."""
-
-    def __init__(self, url: str, email: str, api_key: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 verify: Verify = True) -> None:
-        self.url = url.rstrip("/")
-        self.email = email
-        self.timeout, self.verify = timeout, verify
-        self._http = AsyncTransport(self.url, BasicAuth(email, api_key), timeout=timeout, retry=retry,
-                                    transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **options: Any) -> AsyncAccount:
-        return cls(*_settings_args(settings), **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> AsyncAccount:
-        """Build from SVC_DEVAPI_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     async def rename_search_index(self, id: str, name: str) -> str:
         return p.decode_ok(await self._call(p.build_rename(id, name)), "rename")
@@ -311,6 +266,3 @@ class AsyncAccount(_Shared, AsyncClientShell):
 
     async def _side_by_side(self, calls: list[Call]) -> list[Any]:
         return await agather([self._attempt(call) for call in calls], limit=MAX_SIDE_BY_SIDE) if calls else []
-
-    def __repr__(self) -> str:
-        return f"AsyncAccount({self.url!r}, email={self.email!r})"

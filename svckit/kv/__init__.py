@@ -20,58 +20,68 @@ estimates in :mod:`~svckit.kv.estimates`),
 Long runs (walks, bulk actions, the analysis) share one progress and cancel protocol:
 ``progress=True`` (a tqdm bar), ``False`` or a hook called with a :class:`Progress`, and ``cancel``
 (a ``threading.Event`` or a callable), see :mod:`svckit._progress`.
+
+Every public name is imported on first use (PEP 562, :mod:`svckit._lazy`): importing ``svckit.kv.models``
+loads no client, transport or HTTP library.
 """
 
-from svckit._http import RetryPolicy
-from svckit._progress import Progress
-from svckit.errors import CommandError, TransactionDiscarded
-from svckit.kv.analysis import (
-    KeyspaceAnalysis,
-    KeyspaceReport,
-    analyze_keyspace,
-)
-from svckit.kv.bulk import (
-    BulkPlan,
-    BulkSummary,
-    bulk_delete,
-    bulk_expire,
-    bulk_export,
-    bulk_persist,
-    pattern_for_prefix,
-    plan_bulk,
-    read_export,
-    run_bulk,
-)
-from svckit.kv.client import (
-    KV,
-    AsyncKV,
-    AsyncMonitor,
-    AsyncPipeline,
-    AsyncSubscription,
-    AsyncTransaction,
-    Monitor,
-    Pipeline,
-    Subscription,
-    Transaction,
-)
-from svckit.kv.commands import Cmd, Commands
-from svckit.kv.formats import Formatted, available_encodings, format_bytes, format_value
-from svckit.kv.keyspace import (
-    KeyInfo,
-    KeyScan,
-    ValuePage,
-    adescribe_keys,
-    aread_page,
-    ascan_keys,
-    awalk_keys,
-    describe_keys,
-    queue_read,
-    read_page,
-    scan_keys,
-    walk_keys,
-)
-from svckit.kv.profiler import MonitorProfile, ProfileSnapshot, SpaceSaving, command_keys, profile_monitor
-from svckit.kv.protocol import Message, MonitorEvent
+from typing import TYPE_CHECKING
+
+from svckit._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the public names, each imported on first use (svckit/_lazy.py)
+    from svckit._http import RetryPolicy
+    from svckit._progress import Progress
+    from svckit.errors import CommandError, TransactionDiscarded
+    from svckit.kv.analysis import (
+        KeyspaceAnalysis,
+        KeyspaceReport,
+        analyze_keyspace,
+    )
+    from svckit.kv.bulk import (
+        BulkPlan,
+        BulkSummary,
+        bulk_delete,
+        bulk_expire,
+        bulk_export,
+        bulk_persist,
+        pattern_for_prefix,
+        plan_bulk,
+        read_export,
+        run_bulk,
+    )
+    from svckit.kv.client import (
+        KV,
+        AsyncKV,
+        AsyncMonitor,
+        AsyncPipeline,
+        AsyncSubscription,
+        AsyncTransaction,
+        Monitor,
+        Pipeline,
+        Subscription,
+        Transaction,
+    )
+    from svckit.kv.commands import Cmd, Commands
+    from svckit.kv.formats import Formatted, available_encodings, format_bytes, format_value
+    from svckit.kv.keyspace import (
+        KeyInfo,
+        KeyScan,
+        ValuePage,
+        adescribe_keys,
+        aread_page,
+        ascan_keys,
+        awalk_keys,
+        describe_keys,
+        queue_read,
+        read_page,
+        scan_keys,
+        walk_keys,
+    )
+    from svckit.kv.profiler import MonitorProfile, ProfileSnapshot, SpaceSaving, command_keys, profile_monitor
+    from svckit.kv.protocol import Message, MonitorEvent
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
 
 __all__ = [
     "KV",

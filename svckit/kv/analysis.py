@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 from svckit._inflight import InFlight, batches
 from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
 from svckit._units import mark
-from svckit.errors import Cancelled, InvalidArgument
+from svckit.errors import InvalidArgument
 from svckit.kv.analysis_report import KeyspaceReport
 from svckit.kv.estimates import (
     SMALL_PREFIX,
@@ -446,14 +446,14 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
     however many keys there are; a rare repeat is counted twice, see the module docstring).
     ``progress`` (:mod:`svckit._progress`) reports phase ``"scan"`` (keys walked of DBSIZE, unit
     ``"keys"``, note ``"1,234 matching"``), then in a sampled pass ``"describe"`` (keys described of
-    the sample). ``cancel`` stops the pass between two requests and raises :class:`Cancelled`.
+    the sample). ``cancel`` stops the pass between two requests (those already sent finish) and
+    returns the report of what it reached, with ``report.cancelled`` True (:mod:`svckit._progress`).
     """
     if batch < 1:
         raise InvalidArgument("batch", f"batch is keys per pipeline and must be >= 1, got {batch!r}")
     started = time.perf_counter()
     core = KeyspaceAnalysis(pattern, sample, delimiter, depth, top, big_value_bytes, big_length, seed)
 
-    cancelled = Cancelled("the keyspace analysis was cancelled; run it again for a report")
     # Key names are walked and described as bytes: a name that is not UTF-8 would come back from a
     # decoding client with U+FFFD in it, which names another key (and would count as vanished).
     names = kv.as_bytes()
@@ -469,11 +469,11 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
             for _, keys in steps:
                 for chunk in batches(core.add_names(keys), batch):
                     if is_cancelled(cancel):
-                        raise cancelled
+                        scan.cancelled = True
+                        break  # and the walk stops before its next call
                     beside.submit(describe_keys, names, chunk, then=core.add_infos)
-    if not scan.complete:  # the walk ends early only when cancelled
-        raise cancelled
-    todo = core.sample_keys() if sample is not None else []
+    cancelled = scan.cancelled
+    todo = core.sample_keys() if sample is not None and not cancelled else []
     with Reporter(progress) as report, InFlight() as beside:
         described, requests = 0, scan.calls + 1  # the SCAN calls and DBSIZE
 
@@ -485,16 +485,18 @@ def analyze_keyspace(kv: KV[Any], pattern: str = "*", *, sample: int | None = 10
 
         for chunk in batches(todo, batch):
             if is_cancelled(cancel):
-                raise cancelled
+                cancelled = True
+                break
             beside.submit(describe_keys, names, chunk, then=took)
-    return core.report(time.perf_counter() - started)
+    result = core.report(time.perf_counter() - started)
+    result.cancelled = cancelled
+    return result
 
 
 __all__ = [
     "NO_EXPIRY",
     "NO_PREFIX",
     "TTL_LABELS",
-    "Cancelled",
     "KeyspaceAnalysis",
     "KeyspaceReport",
     "analyze_keyspace",

@@ -46,6 +46,8 @@ class KeyspaceReport:
     whole_keys: int = 0
     #: big values in all (a sampled pass: an estimate)
     big_values: float = 0.0
+    #: the pass was cancelled (:mod:`svckit._progress`): its figures cover only the keys it reached
+    cancelled: bool = False
 
     @property
     def sampling_fraction(self) -> float:
@@ -79,6 +81,10 @@ class KeyspaceReport:
             if len(top):
                 unseen = (f"; {int(top['keys'].sum()):,} key(s) under {len(top):,} prefix(es) had no key in the "
                           "sample, so their memory is not estimated (a rare prefix of big values needs a complete pass)")
+        if self.cancelled:
+            return (f"Cancelled after {self.seconds:.1f} s: partial figures over the {self.total_keys:,} keys "
+                    f"matching {self.pattern!r} walked and the {self.sample_size:,} described before the cancel; "
+                    f"{mem}; run it again for a report.")
         return f"{head} in {self.seconds:.1f} s; {err}; {mem}; {big}{unseen}."
 
     def against(self, exact: KeyspaceReport) -> pd.DataFrame:

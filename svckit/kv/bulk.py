@@ -119,7 +119,8 @@ def _is_crossslot(exc: BaseException) -> bool:
 class BulkPlan:
     """What a bulk action would touch: ``count`` keys matching ``pattern`` (and ``type``), a
     ``sample`` of them, after ``calls`` SCAN requests; ``complete`` is False when the dry run
-    stopped early (``limit``, ``max_calls`` or ``cancel``), so ``count`` is then a lower bound."""
+    stopped early (``limit``, ``max_calls`` or ``cancel``), so ``count`` is then a lower bound;
+    ``cancelled`` is True when ``cancel`` stopped it (:mod:`svckit._progress`)."""
 
     pattern: str
     type: str | None = None
@@ -129,6 +130,7 @@ class BulkPlan:
     complete: bool = False
     elapsed: float = 0.0
     total: int | None = None  #: the keyspace's size (DBSIZE) when the dry run read it
+    cancelled: bool = False
 
 
 def _walk(kv: KV[Any], scan: KeyScan, **options: Any) -> Generator[tuple[KeyScan, list[Any]], None, None]:
@@ -175,7 +177,7 @@ def plan_bulk(kv: KV[Any], pattern: str = "*", *, type: str | None = None, sampl
                 plan.sample.extend(new[:room])
             if (limit is not None and plan.count >= limit) or (max_calls is not None and plan.calls >= max_calls):
                 break
-    plan.complete = scan.complete
+    plan.complete, plan.cancelled = scan.complete, scan.cancelled
     plan.elapsed = time.perf_counter() - started
     return plan
 
@@ -444,8 +446,9 @@ def _csv_row(record: dict[str, Any]) -> list[Any]:
     return [record["key"], record["type"], "" if record["ttl_ms"] is None else record["ttl_ms"], text]
 
 
-def records_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """Exported records as a DataFrame: ``key, type, ttl_ms`` (nullable) and ``value`` (Python data)."""
+def export_frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
+    """What an export wrote, as a DataFrame (``bulk_export(..., format="frame").frame``), one row per
+    exported key: ``key, type, ttl_ms`` (nullable) and ``value`` (Python data)."""
     import pandas as pd
 
     return mark(pd.DataFrame({
@@ -499,7 +502,7 @@ def bulk_export(kv: KV[Any], target: str | BulkPlan, *, format: str = "jsonl", p
         if fh is not None:
             fh.close()
     if format == "frame":
-        summary.frame = records_frame(records)
+        summary.frame = export_frame(records)
     else:
         summary.path = Path(path)  # type: ignore[arg-type]
     return summary
@@ -529,10 +532,10 @@ __all__ = [
     "bulk_expire",
     "bulk_export",
     "bulk_persist",
+    "export_frame",
     "export_value",
     "pattern_for_prefix",
     "plan_bulk",
     "read_export",
-    "records_frame",
     "run_bulk",
 ]

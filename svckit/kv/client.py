@@ -9,28 +9,26 @@ policy that repeats only idempotent (read-only) commands after a reset connectio
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import httpx
 
+from svckit._client import AsyncClient, ClientBase, ClientOptions, SyncClient
+from svckit._cursor import ARun, Pages, Run, alisting, listing
 from svckit._http import (
     DEFAULT_TIMEOUT,
     ApiRequest,
     AsyncEventStream,
-    AsyncTransport,
     BearerAuth,
     EventStream,
-    RetryPolicy,
     StreamRefused,
-    SyncTransport,
-    Verify,
 )
 from svckit._json import loads
+from svckit._progress import Cancel, ProgressArg
 from svckit.config import DotEnv, Settings
 from svckit.errors import InvalidArgument, ProtocolError, StreamClosed, SvcError, mask
 from svckit.kv.commands import Cmd, Commands
-from svckit.kv.keyspace import SCAN_COUNT, KeyScan, awalk_keys, walk_keys
+from svckit.kv.keyspace import SCAN_COUNT, akey_listing, key_listing
 from svckit.kv.protocol import (
     Arg,
     Message,
@@ -49,9 +47,11 @@ from svckit.kv.protocol import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self, Unpack
 
 S = TypeVar("S", str, bytes)
+_Str = TypeVar("_Str")  # the client's class with str values (decode=True): KV[str] or AsyncKV[str]
+_Bytes = TypeVar("_Bytes")  # and with bytes values (decode=False)
 
 #: Streams wait for events as long as it takes; only opening them is bounded.
 _STREAM_HEADERS = {"Accept": "text/event-stream"}
@@ -63,17 +63,24 @@ def _stream_timeout(timeout: float | None) -> float:
     return cast(float, httpx.Timeout(timeout))
 
 
-class _Base(Commands, Generic[S]):
-    """What KV and AsyncKV share: configuration, the wire format, construction from settings."""
+def _element_pages(command: str, progress: ProgressArg, cancel: Cancel, limit: int | None) -> Pages:
+    """The cursor chain of ``hscan_iter`` / ``sscan_iter`` / ``zscan_iter``: replies ``(cursor,
+    elements)`` from cursor 0 until it comes back to 0 (a hash's page is a dict: its items)."""
+    return Pages(lambda reply: reply[1].items() if isinstance(reply[1], dict) else reply[1],
+                 lambda reply: int(reply[0]), start=0, progress=progress, cancel=cancel, limit=limit,
+                 unit={"hscan": "fields", "sscan": "members", "zscan": "members"}[command])
+
+
+class _Base(ClientBase, Commands, Generic[S]):
+    """What KV and AsyncKV share (:mod:`svckit._client`): configuration, the wire format, construction
+    from settings. KV adds :class:`~svckit._client.SyncClient`, AsyncKV
+    :class:`~svckit._client.AsyncClient`: the only thing construction does differently."""
 
     _format: WireFormat
-    #: SyncTransport for KV, AsyncTransport for AsyncKV: the only thing construction does differently
-    _transport_class: type[SyncTransport] | type[AsyncTransport]
 
     def __init__(
         self, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
-        decode: bool = True, timeout: float | None = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
-        transport: Any = None, readonly: bool = False, verify: Verify = True,
+        decode: bool = True, readonly: bool = False, **options: Unpack[ClientOptions],
     ) -> None:
         if not url:
             raise InvalidArgument("url", "the key-value URL is empty (SVC_KV_URL)")
@@ -87,29 +94,20 @@ class _Base(Commands, Generic[S]):
         # decode=False asks for bytes: base64 makes the JSON format lossless for binary values.
         base64 = encoding == "base64" or (encoding is None and not decode and not resp2)
         self._format = WireFormat(base64=base64, resp2=resp2, decode=decode)
-        self.url = url.rstrip("/")
         self.encoding = "base64" if base64 else None
         self.response_format = response_format
         self.decode = decode
         self._readonly = readonly
         self._token_hint = mask(token)
-        self._transport: Any = self._transport_class(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                                     transport=transport, verify=verify)
+        super().__init__(url, BearerAuth(token), **options)
 
-    if not TYPE_CHECKING:  # type checkers see each class's overloads (KV[str] or KV[bytes]) instead
-        @classmethod
-        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
-                          **options: Any) -> Any:
-            """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN."""
-            url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
-            return cls(url, token, decode=decode, readonly=readonly, **settings.client_options(options))
-
-        @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: bool = True, dotenv: DotEnv = False,
-                     **options: Any) -> Any:
-            """Build from the SVC_KV_* environment variables (or the vendor's names; ``dotenv``: see
-            Settings.from_env)."""
-            return cls.from_settings(Settings.from_env(dotenv=dotenv), readonly, decode=decode, **options)
+    @classmethod
+    def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: bool = True,
+                      **options: Any) -> Any:
+        """Build from Settings; ``readonly=True`` uses SVC_KV_READONLY_TOKEN. ``from_env`` (the
+        SVC_KV_* variables) is :class:`~svckit._client.ClientBase`'s, over this."""
+        url, token = settings.require("kv_url", "kv_readonly_token" if readonly else "kv_token")
+        return cls(url, token, decode=decode, readonly=readonly, **settings.client_options(options))
 
     def as_bytes(self) -> Any:
         """The same client (same connections, same token) with replies as ``bytes``: what a value
@@ -154,7 +152,48 @@ class _Base(Commands, Generic[S]):
         return f"{type(self).__name__}({self.url!r}, token={self._token_hint}{extra}{ro})"
 
 
-class KV(_Base[S]):
+class _Typed(_Base[S], Generic[S, _Str, _Bytes]):
+    """Typing only: the decode flag picks the type of values, KV[str] or KV[bytes] (AsyncKV alike).
+    Written once for both kinds: ``_Str`` and ``_Bytes`` name the kind's two classes; at run time
+    the constructor, ``from_settings`` and ``as_bytes`` are :class:`_Base`'s, ``from_env``
+    :class:`~svckit._client.ClientBase`'s."""
+
+    if TYPE_CHECKING:
+        @overload
+        def __new__(  # type: ignore[misc]
+            cls, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+            decode: Literal[True] = True, readonly: bool = False, **options: Unpack[ClientOptions],
+        ) -> _Str: ...
+        @overload
+        def __new__(  # type: ignore[misc]
+            cls, url: str, token: str, *, encoding: str | None = None, response_format: str = "json",
+            decode: Literal[False], readonly: bool = False, **options: Unpack[ClientOptions],
+        ) -> _Bytes: ...
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any: ...
+        @overload  # type: ignore[override]
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
+                          **options: Any) -> _Str: ...
+        @overload
+        @classmethod
+        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
+                          **options: Any) -> _Bytes: ...
+        @classmethod
+        def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
+        @overload  # type: ignore[override]
+        @classmethod
+        def from_env(cls, *, readonly: bool = False, decode: Literal[True] = True, dotenv: DotEnv = False,
+                     **options: Any) -> _Str: ...
+        @overload
+        @classmethod
+        def from_env(cls, *, readonly: bool = False, decode: Literal[False], dotenv: DotEnv = False,
+                     **options: Any) -> _Bytes: ...
+        @classmethod
+        def from_env(cls, **kwargs: Any) -> Any: ...
+        def as_bytes(self) -> _Bytes: ...
+
+
+class KV(_Typed[S, "KV[str]", "KV[bytes]"], SyncClient):
     """Key-value client (sync). ``KV[str]`` with ``decode=True`` (default), ``KV[bytes]`` otherwise.
 
     >>> kv = KV.from_env()                              # doctest: +SKIP
@@ -162,84 +201,46 @@ class KV(_Base[S]):
     'hello'
     """
 
-    _transport_class = SyncTransport
-    _transport: SyncTransport
-
-    if TYPE_CHECKING:  # the decode flag picks the type of values: KV[str] or KV[bytes]
-        @overload
-        def __init__(
-            self: KV[str], url: str, token: str, *, encoding: str | None = None,
-            response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
-            retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
-            verify: Verify = True,
-        ) -> None: ...
-        @overload
-        def __init__(
-            self: KV[bytes], url: str, token: str, *, encoding: str | None = None,
-            response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
-            retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None, readonly: bool = False,
-            verify: Verify = True,
-        ) -> None: ...
-        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-        @overload
-        @classmethod
-        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
-                          **options: Any) -> KV[str]: ...
-        @overload
-        @classmethod
-        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
-                          **options: Any) -> KV[bytes]: ...
-        @classmethod
-        def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
-        @overload
-        @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, dotenv: DotEnv = False,
-                     **options: Any) -> KV[str]: ...
-        @overload
-        @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[False], dotenv: DotEnv = False,
-                     **options: Any) -> KV[bytes]: ...
-        @classmethod
-        def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
-        def as_bytes(self) -> KV[bytes]: ...
-
     # -- running commands --------------------------------------------------------------------
     def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        return self._decode(self._transport.send(build_command(self._format, cmd.args, private=private)), cmd)
+        return self._decode(self._http.send(build_command(self._format, cmd.args, private=private)), cmd)
 
     def execute(self, *args: Arg) -> Any:
         """Send one raw command (``kv.execute("SET", "a", b"\\x00")``) and return its decoded reply."""
         return self._invoke(Cmd(args))
 
-    def scan_iter(self, match: Arg | None = None, count: int | None = None,
-                  type: str | None = None) -> Iterator[S]:
+    def scan_iter(self, match: Arg | None = None, count: int | None = None, type: str | None = None, *,
+                  progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> Run[S]:
         """Every key, SCAN page by page (:func:`~svckit.kv.walk_keys` without de-duplication, as
         redis-py's: memory stays flat, and a key may repeat if the keyspace changes meanwhile).
         ``count`` defaults to :data:`~svckit.kv.keyspace.SCAN_COUNT` (1,000), not Redis's 10: each
-        call is a round trip to the service."""
-        steps = walk_keys(self, KeyScan(match, type, count or SCAN_COUNT), dedupe=False, keep=False)  # type: ignore[arg-type]
-        return (key for _, keys in steps for key in keys)
+        call is a round trip to the service. ``progress``, ``cancel`` and ``limit`` as every
+        ``iter_*`` (:mod:`svckit._cursor`): a cancelled walk stops before its next call."""
+        return key_listing(self, match, type, count, progress=progress, cancel=cancel, limit=limit)
 
-    def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None) -> Iterator[Any]:
-        scan, cursor = getattr(self, command), 0
-        while True:
-            cursor, batch = scan(key, cursor, match=match, count=count or SCAN_COUNT)
-            yield from batch.items() if isinstance(batch, dict) else batch
-            if int(cursor) == 0:
-                return
+    def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None,
+                       progress: ProgressArg, cancel: Cancel, limit: int | None) -> Run[Any]:
+        scan = getattr(self, command)
+        return listing(lambda at: scan(key, at, match=match, count=count or SCAN_COUNT),
+                       _element_pages(command, progress, cancel, limit))
 
-    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> Iterator[tuple[S, S]]:
-        """Every ``(field, value)`` of a hash, HSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
-        return self._scan_elements("hscan", key, match, count)
+    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None
+                   ) -> Run[tuple[S, S]]:
+        """Every ``(field, value)`` of a hash, HSCAN page by page (COUNT, ``progress``, ``cancel``
+        and ``limit`` as :meth:`scan_iter`'s)."""
+        return self._scan_elements("hscan", key, match, count, progress, cancel, limit)
 
-    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> Iterator[S]:
-        """Every member of a set, SSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
-        return self._scan_elements("sscan", key, match, count)
+    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> Run[S]:
+        """Every member of a set, SSCAN page by page (as :meth:`hscan_iter`)."""
+        return self._scan_elements("sscan", key, match, count, progress, cancel, limit)
 
-    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
-                   ) -> Iterator[tuple[S, float]]:
-        """Every ``(member, score)`` of a sorted set, ZSCAN page by page (COUNT as :meth:`scan_iter`'s)."""
-        return self._scan_elements("zscan", key, match, count)
+    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None
+                   ) -> Run[tuple[S, float]]:
+        """Every ``(member, score)`` of a sorted set, ZSCAN page by page (as :meth:`hscan_iter`)."""
+        return self._scan_elements("zscan", key, match, count, progress, cancel, limit)
 
     def rest_token(self, user: str, password: str) -> str:
         """``ACL RESTTOKEN``: a REST token with that ACL user's permissions. Sent as a JSON body, so
@@ -266,93 +267,39 @@ class KV(_Base[S]):
         ``timeout`` bounds the opening, as for :meth:`monitor`."""
         return Subscription(self, channel, timeout)
 
-    def close(self) -> None:
-        self._transport.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class AsyncKV(_Base[S]):
-    """Key-value client (asyncio): the same helpers as :class:`KV`, awaited."""
-
-    _transport_class = AsyncTransport
-    _transport: AsyncTransport
-
-    if TYPE_CHECKING:  # the decode flag picks the type of values: AsyncKV[str] or AsyncKV[bytes]
-        @overload
-        def __init__(
-            self: AsyncKV[str], url: str, token: str, *, encoding: str | None = None,
-            response_format: str = "json", decode: Literal[True] = True, timeout: float | None = DEFAULT_TIMEOUT,
-            retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
-            verify: Verify = True,
-        ) -> None: ...
-        @overload
-        def __init__(
-            self: AsyncKV[bytes], url: str, token: str, *, encoding: str | None = None,
-            response_format: str = "json", decode: Literal[False], timeout: float | None = DEFAULT_TIMEOUT,
-            retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None, readonly: bool = False,
-            verify: Verify = True,
-        ) -> None: ...
-        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
-        @overload
-        @classmethod
-        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[True] = True,
-                          **options: Any) -> AsyncKV[str]: ...
-        @overload
-        @classmethod
-        def from_settings(cls, settings: Settings, readonly: bool = False, *, decode: Literal[False],
-                          **options: Any) -> AsyncKV[bytes]: ...
-        @classmethod
-        def from_settings(cls, *args: Any, **kwargs: Any) -> Any: ...
-        @overload
-        @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[True] = True, dotenv: DotEnv = False,
-                     **options: Any) -> AsyncKV[str]: ...
-        @overload
-        @classmethod
-        def from_env(cls, readonly: bool = False, *, decode: Literal[False], dotenv: DotEnv = False,
-                     **options: Any) -> AsyncKV[bytes]: ...
-        @classmethod
-        def from_env(cls, *args: Any, **kwargs: Any) -> Any: ...
-        def as_bytes(self) -> AsyncKV[bytes]: ...
+class AsyncKV(_Typed[S, "AsyncKV[str]", "AsyncKV[bytes]"], AsyncClient):
+    """Key-value client (asyncio): the same helpers as :class:`KV`, awaited; ``aclose()`` closes it."""
 
     async def _invoke(self, cmd: Cmd[Any, Any], *, private: bool = False) -> Any:
-        return self._decode(await self._transport.send(build_command(self._format, cmd.args, private=private)), cmd)
+        return self._decode(await self._http.send(build_command(self._format, cmd.args, private=private)), cmd)
 
     async def execute(self, *args: Arg) -> Any:
         return await self._invoke(Cmd(args))
 
-    async def scan_iter(self, match: Arg | None = None, count: int | None = None,
-                        type: str | None = None) -> AsyncIterator[S]:
-        async for _, keys in awalk_keys(self, KeyScan(match, type, count or SCAN_COUNT),  # type: ignore[arg-type]
-                                        dedupe=False, keep=False):
-            for key in keys:
-                yield key
+    def scan_iter(self, match: Arg | None = None, count: int | None = None, type: str | None = None, *,
+                  progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> ARun[S]:
+        return akey_listing(self, match, type, count, progress=progress, cancel=cancel, limit=limit)
 
-    async def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None
-                             ) -> AsyncIterator[Any]:
-        scan, cursor = getattr(self, command), 0
-        while True:
-            cursor, batch = await scan(key, cursor, match=match, count=count or SCAN_COUNT)
-            for element in batch.items() if isinstance(batch, dict) else batch:
-                yield element
-            if int(cursor) == 0:
-                return
+    def _scan_elements(self, command: str, key: Arg, match: Arg | None, count: int | None,
+                       progress: ProgressArg, cancel: Cancel, limit: int | None) -> ARun[Any]:
+        scan = getattr(self, command)
+        return alisting(lambda at: scan(key, at, match=match, count=count or SCAN_COUNT),
+                        _element_pages(command, progress, cancel, limit))
 
-    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
-                   ) -> AsyncIterator[tuple[S, S]]:
-        return self._scan_elements("hscan", key, match, count)
+    def hscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None
+                   ) -> ARun[tuple[S, S]]:
+        return self._scan_elements("hscan", key, match, count, progress, cancel, limit)
 
-    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None) -> AsyncIterator[S]:
-        return self._scan_elements("sscan", key, match, count)
+    def sscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> ARun[S]:
+        return self._scan_elements("sscan", key, match, count, progress, cancel, limit)
 
-    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None
-                   ) -> AsyncIterator[tuple[S, float]]:
-        return self._scan_elements("zscan", key, match, count)
+    def zscan_iter(self, key: Arg, match: Arg | None = None, count: int | None = None, *,
+                   progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None
+                   ) -> ARun[tuple[S, float]]:
+        return self._scan_elements("zscan", key, match, count, progress, cancel, limit)
 
     async def rest_token(self, user: str, password: str) -> str:
         token = await self._invoke(Cmd(("ACL", "RESTTOKEN", user, password)), private=True)
@@ -371,17 +318,6 @@ class AsyncKV(_Base[S]):
 
     def subscribe(self, channel: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> AsyncSubscription:
         return AsyncSubscription(self, channel, timeout)
-
-    async def close(self) -> None:
-        await self._transport.aclose()
-
-    aclose = close
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 # -- pipelines and transactions ------------------------------------------------------------------
@@ -444,7 +380,7 @@ class Pipeline(BasePipeline):
             return []
         commands, request = self._take()
         client = cast(KV[Any], self._client)
-        return self._results(commands, request, client._transport.send(request))
+        return self._results(commands, request, client._http.send(request))
 
     def __enter__(self) -> Self:
         return self
@@ -467,7 +403,7 @@ class AsyncPipeline(BasePipeline):
             return []
         commands, request = self._take()
         client = cast(AsyncKV[Any], self._client)
-        return self._results(commands, request, await client._transport.send(request))
+        return self._results(commands, request, await client._http.send(request))
 
     async def __aenter__(self) -> Self:
         return self
@@ -497,7 +433,7 @@ class _SyncStream:
         request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
                              timeout=_stream_timeout(timeout))
         try:
-            self._lines: EventStream = client._transport.stream_lines(request)
+            self._lines: EventStream = client._http.stream_lines(request)
         except StreamRefused as refused:
             raise client._refused(refused, what) from None
 
@@ -563,7 +499,7 @@ class _AsyncStream:
         self._what = what
         request = ApiRequest("POST", path, headers=_STREAM_HEADERS, idempotent=True,
                              timeout=_stream_timeout(timeout))
-        self._lines: AsyncEventStream = client._transport.stream_lines(request)
+        self._lines: AsyncEventStream = client._http.stream_lines(request)
         self._started = False
 
     async def _next_payload(self) -> str:

@@ -11,16 +11,17 @@ user call alike::
     scan.keys, scan.calls, scan.complete                                # progress so far
     scan_keys(kv, scan, limit=200)                                      # ... carries on from its cursor
     infos = describe_keys(kv, scan.keys[:25])      # type, PTTL, memory (one pipeline) + lengths
-    page = read_page(kv, "user:1", "hash", count=100)
-    while page.next_cursor is not None:
-        page = read_page(kv, "user:1", "hash", cursor=page.next_cursor, count=100)
+    page = read_page(kv, "user:1", "hash", count=100)   # one page (next_cursor None: the last one)
+    page = read_page(kv, "user:1", "hash", cursor=page.next_cursor, count=100)   # the next page
+    fields = dict(kv.hscan_iter("user:1"))      # every page: the one cursor loop (svckit._cursor)
     whole = read_page(kv, "user:1", "hash", count=None)                 # HGETALL: the whole value
 
 Every operation is a sans-I/O core (:class:`KeyScan`, ``_Walk`` and the ``_read_call`` /
 ``_queue_*`` / ``_decode_*`` functions decide what to send and what a reply means) with two thin
 shells: ``walk_keys``, ``describe_keys``, ``read_page`` for :class:`~svckit.kv.KV` and
 ``awalk_keys``, ``adescribe_keys``, ``aread_page`` for :class:`~svckit.kv.AsyncKV`. They use only
-the typed command helpers. :func:`walk_keys` is the only SCAN loop of :mod:`svckit.kv`:
+the typed command helpers. :func:`walk_keys` is the only SCAN loop of :mod:`svckit.kv` (its loop
+is the one cursor loop of :mod:`svckit._cursor`, ``_Walk`` its chain of SCAN calls):
 ``scan_keys``, ``KV.scan_iter``, :func:`~svckit.kv.plan_bulk`, the bulk runs and
 :func:`~svckit.kv.analyze_keyspace` all consume it. Progress and cancel follow
 :mod:`svckit._progress`.
@@ -30,13 +31,14 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import aclosing, closing
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from svckit._cursor import ARun, Pages, Run, afollow, follow
 from svckit._inflight import InFlight, agather, batches
-from svckit._progress import Cancel, ProgressArg, Reporter, is_cancelled
+from svckit._progress import Cancel, ProgressArg
 from svckit.errors import InvalidArgument, SvcError
 from svckit.kv.protocol import Arg
 
@@ -75,7 +77,8 @@ class KeyScan:
     rehash; the repeat is dropped), unless a walk was told not to keep them (``keep=False``) or not
     to drop repeats (``dedupe=False``). ``calls`` counts SCAN requests, ``scanned`` adds up their
     COUNT hints: the number of keys walked so far, approximately (SCAN's COUNT is a hint, not a
-    promise). ``complete`` is True once the cursor came back to 0."""
+    promise). ``complete`` is True once the cursor came back to 0; ``cancelled`` once the last walk
+    over it stopped because its ``cancel`` was set (the rule of :mod:`svckit._progress`)."""
 
     match: str | None = "*"
     type: str | None = None
@@ -85,6 +88,7 @@ class KeyScan:
     calls: int = 0
     scanned: int = 0
     complete: bool = False
+    cancelled: bool = False
     _seen: set[Any] = field(default_factory=set, repr=False, init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -141,25 +145,32 @@ def _scan_of(scan: KeyScan | str | None, type: str | None, count: int | None) ->
     return KeyScan(scan, type, count or SCAN_COUNT)
 
 
-class _Walk:
-    """What :func:`walk_keys` and :func:`awalk_keys` share: whether to make another SCAN call
-    (cancel is checked before each one), what its reply brings, and the progress report."""
+class _Walk(Pages):
+    """The chain of SCAN calls :func:`walk_keys` and :func:`awalk_keys` follow (the one cursor loop,
+    :mod:`svckit._cursor`): what the next call asks (``request``), what its reply brings (``take``:
+    the scan state and the keys new to that step, cut to ``limit``), and the progress report. A
+    walk stopped by ``cancel`` (checked before each call) marks its :class:`KeyScan` ``cancelled``."""
 
     def __init__(self, state: KeyScan, count: int | None, total: Total, cancel: Cancel,
-                 progress: ProgressArg, dedupe: bool, keep: bool) -> None:
-        self.state, self.count, self.total, self.cancel = state, count, total, cancel
+                 progress: ProgressArg, dedupe: bool, keep: bool, limit: int | None = None) -> None:
+        super().__init__(progress=progress, cancel=cancel, limit=limit)
+        self.state, self.hint, self.total = state, count, total
         self.dedupe, self.keep = dedupe, keep
+        self.ended, state.cancelled = state.complete, False
         self.matched = len(state.keys)
-        self.report = Reporter(progress)
 
     def goes_on(self) -> bool:
-        return not self.state.complete and not is_cancelled(self.cancel)
+        going = super().goes_on()
+        self.state.cancelled = self.state.cancelled or self.cancelled
+        return going
 
-    def call(self) -> dict[str, Any]:
-        return self.state.next_call(self.count)
+    def request(self) -> dict[str, Any]:
+        return self.state.next_call(self.hint)
 
-    def take(self, reply: tuple[int, list[Any]]) -> tuple[KeyScan, list[Any]]:
-        new = self.state.step(reply, self.count, dedupe=self.dedupe, keep=self.keep)
+    def take(self, reply: tuple[int, list[Any]]) -> tuple[KeyScan, list[Any]]:  # type: ignore[override]
+        new = self.cut(self.state.step(reply, self.hint, dedupe=self.dedupe, keep=self.keep))
+        self.ended = self.state.complete
+        self.requests += 1
         self.matched += len(new)
         total = self.total() if callable(self.total) else self.total
         self.report("scan", self.state.walked(total), total, unit="keys", note=f"{self.matched:,} matching",
@@ -169,13 +180,15 @@ class _Walk:
 
 def walk_keys(kv: KV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None, count: int | None = None,
               total: Total = None, cancel: Cancel = None, progress: ProgressArg = False, dedupe: bool = True,
-              keep: bool = True) -> Generator[tuple[KeyScan, list[Any]], None, None]:
+              keep: bool = True) -> Run[tuple[KeyScan, list[Any]]]:
     """Walk the keyspace one SCAN call per step (bounded: a step never holds more than one reply),
     yielding the scan state and the keys new to that step, until the cursor comes back to 0.
 
     ``scan`` is a match pattern (a new scan, with ``type`` and ``count``) or a :class:`KeyScan` to
     carry on; ``count`` overrides its COUNT hint for this walk. ``cancel`` is checked before every
-    SCAN call, so a cancelled walk ends between two calls (``state.complete`` stays False).
+    SCAN call, so a cancelled walk ends between two calls (``state.complete`` stays False,
+    ``state.cancelled`` and the returned run's ``cancelled`` are True). Returns a
+    :class:`~svckit._cursor.Run` of the steps (lazy: a SCAN call per step asked for).
 
     ``dedupe`` (default) drops a key SCAN returned twice (possible across a rehash) by the scan's
     seen-set, which therefore holds every key walked: callers that must stay flat in memory over
@@ -191,20 +204,44 @@ def walk_keys(kv: KV[Any], scan: KeyScan | str | None = "*", *, type: str | None
     matching"`` (the keys the walk found, with those ``state.keys`` held when it started),
     ``round_trips`` the scan's SCAN calls."""
     walk = _Walk(_scan_of(scan, type, count), count, total, cancel, progress, dedupe, keep)
-    with walk.report:
-        while walk.goes_on():
-            yield walk.take(kv.scan(**walk.call()))
+    return Run(walk, follow(lambda call: kv.scan(**call), walk))
 
 
-async def awalk_keys(kv: AsyncKV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,
-                     count: int | None = None, total: Total = None, cancel: Cancel = None,
-                     progress: ProgressArg = False, dedupe: bool = True,
-                     keep: bool = True) -> AsyncGenerator[tuple[KeyScan, list[Any]], None]:
-    """:func:`walk_keys` for :class:`~svckit.kv.AsyncKV` (an async generator)."""
+def awalk_keys(kv: AsyncKV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,
+               count: int | None = None, total: Total = None, cancel: Cancel = None,
+               progress: ProgressArg = False, dedupe: bool = True,
+               keep: bool = True) -> ARun[tuple[KeyScan, list[Any]]]:
+    """:func:`walk_keys` for :class:`~svckit.kv.AsyncKV` (``async for``)."""
     walk = _Walk(_scan_of(scan, type, count), count, total, cancel, progress, dedupe, keep)
-    with walk.report:
-        while walk.goes_on():
-            yield walk.take(await kv.scan(**walk.call()))
+    return ARun(walk, afollow(lambda call: kv.scan(**call), walk))
+
+
+def _new_keys(steps: Run[tuple[KeyScan, list[Any]]]) -> Generator[Any, None, None]:
+    with closing(steps):
+        for _, keys in steps:
+            yield from keys
+
+
+async def _anew_keys(steps: ARun[tuple[KeyScan, list[Any]]]) -> Any:
+    async with aclosing(steps):
+        async for _, keys in steps:
+            for key in keys:
+                yield key
+
+
+def key_listing(kv: KV[Any], match: Arg | None, type: str | None, count: int | None, *,
+                progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> Run[Any]:
+    """``KV.scan_iter``: every key a walk finds (no de-duplication, nothing kept: memory stays flat),
+    up to ``limit``, as a :class:`~svckit._cursor.Run`."""
+    walk = _Walk(KeyScan(match, type, count or SCAN_COUNT), None, None, cancel, progress, False, False, limit)  # type: ignore[arg-type]
+    return Run(walk, _new_keys(Run(walk, follow(lambda call: kv.scan(**call), walk))))
+
+
+def akey_listing(kv: AsyncKV[Any], match: Arg | None, type: str | None, count: int | None, *,
+                 progress: ProgressArg = False, cancel: Cancel = None, limit: int | None = None) -> ARun[Any]:
+    """:func:`key_listing` for :class:`~svckit.kv.AsyncKV`."""
+    walk = _Walk(KeyScan(match, type, count or SCAN_COUNT), None, None, cancel, progress, False, False, limit)  # type: ignore[arg-type]
+    return ARun(walk, _anew_keys(ARun(walk, afollow(lambda call: kv.scan(**call), walk))))
 
 
 def scan_keys(kv: KV[Any], scan: KeyScan | str | None = "*", *, type: str | None = None,

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from svckit._progress import Cancel, is_cancelled
 from svckit._units import mark
 from svckit.errors import InvalidArgument
 from svckit.kv.analysis import key_prefixes
@@ -222,6 +223,7 @@ class MonitorProfile:
         self.last_time: float | None = None
         self.started_at: float | None = None  # when reading began (``start``): idle seconds count as 0
         self.stopped_at: float | None = None  # when reading ended (``stop``): the rate is read up to it
+        self.cancelled = False  # :func:`profile_monitor` ended by its ``cancel`` (svckit._progress)
         self._lock = threading.Lock()  # fed from a reader thread, read from a refresh thread
 
     def feed(self, event: Any) -> None:
@@ -346,12 +348,14 @@ class MonitorProfile:
 
 
 def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfile | None = None,
-                    max_events: int | None = None, stop: threading.Event | None = None,
+                    max_events: int | None = None, cancel: Cancel = None,
                     monitor: Monitor | None = None) -> MonitorProfile:
-    """Read ``kv.monitor()`` for ``seconds`` (or until ``max_events`` events, or ``stop`` is set)
+    """Read ``kv.monitor()`` for ``seconds`` (or until ``max_events`` events, or ``cancel`` is set)
     into ``profile`` (a new :class:`MonitorProfile` by default) and return it. ``monitor``: a stream
     opened beforehand (``kv.monitor()``), so traffic started after opening it is all seen; it is
-    closed on return.
+    closed on return. ``cancel`` is :mod:`svckit._progress`'s (an Event or a callable), checked
+    between events and every 0.1 s while none comes; a cancelled read returns the profile so far
+    with ``profile.cancelled`` True.
 
     The stream is closed from a timer thread when time is up, so an idle server does not keep this
     call waiting for one more event."""
@@ -363,7 +367,7 @@ def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfi
 
     def close_when_due() -> None:
         while not done.wait(0.1):
-            if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+            if time.monotonic() >= deadline or is_cancelled(cancel):
                 monitor.close()
                 return
 
@@ -374,7 +378,7 @@ def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfi
             profile.feed(event)
             if (max_events is not None and profile.events >= max_events) or time.monotonic() >= deadline:
                 break
-            if stop is not None and stop.is_set():
+            if is_cancelled(cancel):
                 break
     except Exception:
         if not monitor.closed:  # a closed stream ends its read with an error on some transports
@@ -384,6 +388,7 @@ def profile_monitor(kv: KV[Any], seconds: float = 10.0, *, profile: MonitorProfi
         monitor.close()
         closer.join()
         profile.stop()
+    profile.cancelled = is_cancelled(cancel)
     return profile
 
 

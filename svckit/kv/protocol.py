@@ -46,6 +46,7 @@ from urllib.parse import quote, unquote_to_bytes
 
 from svckit._http import ApiRequest
 from svckit._json import JSON_HEADERS, dumps, loads
+from svckit.core.wire import STREAM_ERROR
 from svckit.errors import (
     APIError,
     CommandError,
@@ -250,11 +251,6 @@ def _monitor_args(text: str) -> list[str]:
         i += 1  # closing quote
         out.append(buf.decode("utf-8", "replace"))
     return out
-
-
-#: the payload that ends an event stream on an error: ``error,<the error text>`` (a subscription's
-#: failure, or a monitor the server dropped because its reader fell behind); the sandbox writes it
-STREAM_ERROR = "error,"
 
 
 def parse_monitor(payload: str) -> MonitorEvent:

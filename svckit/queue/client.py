@@ -1,30 +1,19 @@
 """Clients of the queue service interface (spec area D), Bearer auth.
 
 :mod:`svckit.queue.protocol` validates arguments, builds the requests and decodes the replies, all
-without I/O; :class:`Queue` and :class:`AsyncQueue` only send, and page through
-:func:`svckit._http.paginate` / :func:`~svckit._http.apaginate`.
+without I/O; :class:`Queue` and :class:`AsyncQueue` only send; their ``iter_*`` listings (:class:`Listings`,
+:class:`AsyncListings`) follow cursors through the one cursor loop (:mod:`svckit._cursor`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import httpx
-
-from svckit._http import (
-    DEFAULT_TIMEOUT,
-    AsyncClientShell,
-    AsyncTransport,
-    BearerAuth,
-    ClientShell,
-    RetryPolicy,
-    SyncTransport,
-    Verify,
-    apaginate,
-    paginate,
-)
-from svckit.config import DotEnv, Settings
+from svckit._client import AsyncClient, ClientBase, ClientOptions, SyncClient
+from svckit._cursor import ARun, Pages, Run, alisting, listing
+from svckit._http import BearerAuth
+from svckit._progress import Cancel, ProgressArg
 from svckit.queue.messages_client import AsyncMessages, Messages
 from svckit.queue.models import DlqMessage, DlqPage, Event, EventsPage, LogsPage, ResumeResult, WorkflowRun
 from svckit.queue.protocol import (
@@ -46,10 +35,21 @@ from svckit.queue.protocol import (
     decode_runs_started,
 )
 
+if TYPE_CHECKING:
+    from typing import Unpack
 
-def _settings_args(settings: Settings) -> tuple[str, str]:
-    url, token = settings.require("queue_url", "queue_token")
-    return url, token
+
+class _QueueBase(ClientBase):
+    """What Queue and AsyncQueue share (:mod:`svckit._client`): the URL and token (SVC_QUEUE_URL,
+    SVC_QUEUE_TOKEN)."""
+
+    _settings_fields = ("queue_url", "queue_token")
+
+    def __init__(self, url: str, token: str, **options: Unpack[ClientOptions]) -> None:
+        super().__init__(url, BearerAuth(token), **options)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r}, auth={self._http.auth!r})"
 
 
 @runtime_checkable
@@ -58,33 +58,81 @@ class WorkflowRuns(Protocol):
     any stand-in (a test fake, a recorded replay) with these methods."""
 
     def workflow_logs(self, **filters: Any) -> LogsPage: ...
+    def iter_runs(self, progress: ProgressArg = False, *, cancel: Cancel = None, limit: int | None = None,
+                  **filters: Any) -> Run[WorkflowRun]: ...
     def cancel(self, run_id: str) -> None: ...
     def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage: ...
+    def iter_dlq(self, progress: ProgressArg = False, count: int = MAX_DLQ_COUNT, *, cancel: Cancel = None,
+                 limit: int | None = None, **filters: Any) -> Run[DlqMessage]: ...
     def delete_dlq_many(self, dlq_ids: Sequence[str]) -> int: ...
     def resume(self, dlq_id: str, **overrides: Any) -> ResumeResult: ...
     def resume_many(self, dlq_ids: Sequence[str], **overrides: Any) -> list[ResumeResult]: ...
     def restart_many(self, dlq_ids: Sequence[str], **overrides: Any) -> list[ResumeResult]: ...
 
 
-class Queue(Messages, ClientShell):
+class Listings:
+    """``iter_runs``, ``iter_dlq`` and ``iter_events``, written once over ``workflow_logs``, ``dlq``
+    and ``events``: :class:`Queue`'s, and a stand-in's with those methods (a test fake). Each follows
+    cursors through the one cursor loop (:mod:`svckit._cursor`), in pages of the most the service
+    takes unless ``count`` says otherwise, and returns a :class:`~svckit._cursor.Run` (an iterator
+    that says ``complete``, ``cancelled``, ``count``, ``requests``). ``progress`` and ``cancel`` as in
+    :mod:`svckit._progress` (a cancelled listing stops before its next page, ``cancelled`` True);
+    ``limit`` stops after that many items."""
+
+    if TYPE_CHECKING:
+        def workflow_logs(self, **filters: Any) -> LogsPage: ...
+        def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage: ...
+        def events(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> EventsPage: ...
+
+    def iter_runs(self, progress: ProgressArg = False, *, cancel: Cancel = None, limit: int | None = None,
+                  **filters: Any) -> Run[WorkflowRun]:
+        """Every run matching ``filters`` (those of ``workflow_logs``), newest first."""
+        filters = {"count": MAX_LOGS_COUNT, **filters}
+        return listing(lambda at: self.workflow_logs(**filters, cursor=at),
+                       Pages("runs", progress=progress, cancel=cancel, limit=limit))
+
+    def iter_dlq(self, progress: ProgressArg = False, count: int = MAX_DLQ_COUNT, *, cancel: Cancel = None,
+                 limit: int | None = None, **filters: Any) -> Run[DlqMessage]:
+        """Every DLQ entry matching ``filters``, ``count`` a page."""
+        return listing(lambda at: self.dlq(at, count, **filters),
+                       Pages("messages", progress=progress, cancel=cancel, limit=limit))
+
+    def iter_events(self, progress: ProgressArg = False, count: int = MAX_EVENTS_COUNT, *, cancel: Cancel = None,
+                    limit: int | None = None, **filters: Any) -> Run[Event]:
+        """Every event matching ``filters``, newest first, ``count`` a page."""
+        return listing(lambda at: self.events(at, count, **filters),
+                       Pages("events", progress=progress, cancel=cancel, limit=limit))
+
+
+class AsyncListings:
+    """The asyncio twin of :class:`Listings` (``async for``; an :class:`~svckit._cursor.ARun`)."""
+
+    if TYPE_CHECKING:
+        def workflow_logs(self, **filters: Any) -> Awaitable[LogsPage]: ...
+        def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> Awaitable[DlqPage]: ...
+        def events(self, cursor: str | None = None, count: int | None = None,
+                   **filters: Any) -> Awaitable[EventsPage]: ...
+
+    def iter_runs(self, progress: ProgressArg = False, *, cancel: Cancel = None, limit: int | None = None,
+                  **filters: Any) -> ARun[WorkflowRun]:
+        filters = {"count": MAX_LOGS_COUNT, **filters}
+        return alisting(lambda at: self.workflow_logs(**filters, cursor=at),
+                        Pages("runs", progress=progress, cancel=cancel, limit=limit))
+
+    def iter_dlq(self, progress: ProgressArg = False, count: int = MAX_DLQ_COUNT, *, cancel: Cancel = None,
+                 limit: int | None = None, **filters: Any) -> ARun[DlqMessage]:
+        return alisting(lambda at: self.dlq(at, count, **filters),
+                        Pages("messages", progress=progress, cancel=cancel, limit=limit))
+
+    def iter_events(self, progress: ProgressArg = False, count: int = MAX_EVENTS_COUNT, *, cancel: Cancel = None,
+                    limit: int | None = None, **filters: Any) -> ARun[Event]:
+        return alisting(lambda at: self.events(at, count, **filters),
+                        Pages("events", progress=progress, cancel=cancel, limit=limit))
+
+
+class Queue(Listings, Messages, _QueueBase, SyncClient):
     """Synchronous client of the queue service interface: workflow logs, the DLQ (list, get, delete,
     resume, restart), cancel, the events log."""
-
-    def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.BaseTransport | None = None,
-                 verify: Verify = True) -> None:
-        self.url = url.rstrip("/")
-        self._http = SyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                   transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **options: Any) -> Queue:
-        return cls(*_settings_args(settings), **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> Queue:
-        """Build from SVC_QUEUE_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     # -- workflow runs ---------------------------------------------------------------------------
     def workflow_logs(self, **filters: Any) -> LogsPage:
@@ -92,13 +140,6 @@ class Queue(Messages, ClientShell):
         ``workflow_created_at``, ``state``, ``from_date``, ``to_date`` (inclusive), ``count`` (1..10),
         ``label``. Dates are datetime (naive = UTC) or Unix ms."""
         return decode_model(LogsPage, self._call(build_logs_request(**filters)), "workflow logs")
-
-    def iter_runs(self, progress: bool = False, **filters: Any) -> Iterator[WorkflowRun]:
-        """Every run matching ``filters``, following cursors to the end (a tqdm bar when ``progress``),
-        in pages of the most the service takes unless ``count`` says otherwise."""
-        filters = {"count": MAX_LOGS_COUNT, **filters}
-        return paginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs",
-                        progress=progress)
 
     def cancel(self, run_id: str) -> None:
         """Cancel the in-progress run(s) with ``run_id`` (``DELETE /v2/workflows/runs/{id}``); NotFound
@@ -127,11 +168,6 @@ class Queue(Messages, ClientShell):
     def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage:
         """One page of DLQ entries (failed runs), newest first; filters as :func:`build_dlq_request`."""
         return decode_model(DlqPage, self._call(build_dlq_request(cursor, count, **filters)), "dlq")
-
-    def iter_dlq(self, progress: bool = False, count: int = MAX_DLQ_COUNT,
-                 **filters: Any) -> Iterator[DlqMessage]:
-        """Every DLQ entry matching ``filters``, following cursors to the end, ``count`` a page."""
-        return paginate(lambda cursor: self.dlq(cursor, count, **filters), "messages", progress=progress)
 
     def dlq_message(self, dlq_id: str) -> DlqMessage:
         """One DLQ entry (NotFound when there is none, e.g. resumed, restarted or deleted)."""
@@ -174,41 +210,12 @@ class Queue(Messages, ClientShell):
         :func:`build_events_request`."""
         return decode_model(EventsPage, self._call(build_events_request(cursor, count, **filters)), "events")
 
-    def iter_events(self, progress: bool = False, count: int = MAX_EVENTS_COUNT,
-                    **filters: Any) -> Iterator[Event]:
-        """Every event matching ``filters``, following cursors to the end, ``count`` a page."""
-        return paginate(lambda cursor: self.events(cursor, count, **filters), "events", progress=progress)
 
-    def __repr__(self) -> str:
-        return f"Queue({self.url!r}, auth={self._http.auth!r})"
-
-
-class AsyncQueue(AsyncMessages, AsyncClientShell):
+class AsyncQueue(AsyncListings, AsyncMessages, _QueueBase, AsyncClient):
     """Asynchronous twin of :class:`Queue`."""
-
-    def __init__(self, url: str, token: str, *, timeout: float | None = DEFAULT_TIMEOUT,
-                 retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 verify: Verify = True) -> None:
-        self.url = url.rstrip("/")
-        self._http = AsyncTransport(self.url, BearerAuth(token), timeout=timeout, retry=retry,
-                                    transport=transport, verify=verify)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, **options: Any) -> AsyncQueue:
-        return cls(*_settings_args(settings), **settings.client_options(options))
-
-    @classmethod
-    def from_env(cls, *, dotenv: DotEnv = False, **options: Any) -> AsyncQueue:
-        """Build from SVC_QUEUE_* (or the vendor's names; ``dotenv``: see Settings.from_env)."""
-        return cls.from_settings(Settings.from_env(dotenv=dotenv), **options)
 
     async def workflow_logs(self, **filters: Any) -> LogsPage:
         return decode_model(LogsPage, await self._call(build_logs_request(**filters)), "workflow logs")
-
-    def iter_runs(self, progress: bool = False, **filters: Any) -> AsyncIterator[WorkflowRun]:
-        filters = {"count": MAX_LOGS_COUNT, **filters}
-        return apaginate(lambda cursor: self.workflow_logs(**filters, cursor=cursor), "runs",
-                         progress=progress)
 
     async def cancel(self, run_id: str) -> None:
         await self._call(build_cancel_request(run_id))
@@ -229,10 +236,6 @@ class AsyncQueue(AsyncMessages, AsyncClientShell):
 
     async def dlq(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> DlqPage:
         return decode_model(DlqPage, await self._call(build_dlq_request(cursor, count, **filters)), "dlq")
-
-    def iter_dlq(self, progress: bool = False, count: int = MAX_DLQ_COUNT,
-                 **filters: Any) -> AsyncIterator[DlqMessage]:
-        return apaginate(lambda cursor: self.dlq(cursor, count, **filters), "messages", progress=progress)
 
     async def dlq_message(self, dlq_id: str) -> DlqMessage:
         return decode_model(DlqMessage, await self._call(build_dlq_message_request(dlq_id)), "dlq message")
@@ -261,10 +264,3 @@ class AsyncQueue(AsyncMessages, AsyncClientShell):
 
     async def events(self, cursor: str | None = None, count: int | None = None, **filters: Any) -> EventsPage:
         return decode_model(EventsPage, await self._call(build_events_request(cursor, count, **filters)), "events")
-
-    def iter_events(self, progress: bool = False, count: int = MAX_EVENTS_COUNT,
-                    **filters: Any) -> AsyncIterator[Event]:
-        return apaginate(lambda cursor: self.events(cursor, count, **filters), "events", progress=progress)
-
-    def __repr__(self) -> str:
-        return f"AsyncQueue({self.url!r}, auth={self._http.auth!r})"

@@ -156,13 +156,20 @@ def test_open_a_vector_index_browses_the_vectors_the_test_wrote(account, everyth
 
 def test_open_the_queue_account_shows_its_page_and_back_returns(account):
     d = loaded(AccountDashboard(account))
+    pages = (d.overview, d.queue_view, d.resource_page)
+    shown_at_once: list[int] = []  # after each change the front end applies: how many pages it shows
+    for part in pages:
+        part.layout.observe(lambda _c: shown_at_once.append(sum(p.layout.display != "none" for p in pages)),
+                            names="display")
     queue = d.resources.queue_accounts[0]
-    d.overview.open_buttons[str(queue.id)].click()
+    d.overview.open_buttons[str(queue.id)].click()  # the queue page is read in the background
     assert d.page == "queue" and d.queue_view.layout.display is None and d.overview.layout.display == "none"
+    assert d.wait(30)
     seen = page_text(d)
     assert "Queue account" in seen and "plan: Free" in seen and "All resources of the account" not in seen
     d.back_button.click()
     assert d.page == "overview" and "Queue accounts | (1)" in page_text(d)
+    assert shown_at_once and max(shown_at_once) == 1  # never two pages at once, even for a moment
 
 
 #: the vendor's listing paths, which a service of the spec's paths alone does not serve
@@ -186,7 +193,7 @@ def test_a_service_without_the_vendor_paths_shows_the_queue_account_alone_with_a
     assert "This service does not list the account's resources" in seen and "the queue account alone" in seen
     assert d.overview.message_kind == "info" and "svc-error" not in d.overview.note_box.value
     assert "Queue accounts | (1)" in seen and "Key-value databases" not in seen
-    assert list(d.overview.open_buttons) == [str(d.account.id)]
+    assert list(d.overview.open_buttons) == [str(d.resources.queue_accounts[0].id)]
 
 
 class Held:
@@ -214,3 +221,53 @@ def test_refresh_reads_the_resources_off_the_kernels_thread(account):
     held.release.set()
     loaded(d)
     assert held.thread is not None and held.thread is not threading.current_thread()
+
+
+class Counted(httpx.HTTPTransport):
+    """The sandbox over real HTTP, counting the requests by path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(request.url.path.split("/devapi/v2", 1)[-1])
+        return super().handle_request(request)
+
+
+QUEUE_ACCOUNT_PATHS = ("/qstash/users", "/queue/user")
+
+
+def test_the_dashboard_reads_the_queue_account_once_at_the_start(everything):
+    counted = Counted()
+    with Account.from_settings(everything.settings, transport=counted) as client:
+        d = loaded(AccountDashboard(client))
+        at_start = [p for p in counted.paths if p.startswith(QUEUE_ACCOUNT_PATHS)]
+        assert at_start == ["/qstash/users"], counted.paths  # the first page's list, not the queue page too
+        assert d.queue_view.refreshed == 0 and d.queue_view.account is None
+        d.open_queue()  # the queue page loads when it is first shown
+        assert d.wait(30) and d.queue_view.refreshed == 1 and d.account is not None
+        assert [p for p in counted.paths if p.startswith(QUEUE_ACCOUNT_PATHS)] == ["/qstash/users", "/queue/user"]
+        d.back()
+        d.open_queue()  # and not again when shown again
+        assert d.queue_view.refreshed == 1 and d.overview.loaded == 1
+
+
+class HeldQueue(Held):
+    """An account client whose queue account read waits for the test to let it answer."""
+
+    def queue_account(self):
+        self.release.wait(10)
+        return self.real.queue_account()
+
+
+def test_the_queue_page_is_read_off_the_kernels_thread_after_a_click(account):
+    held = HeldQueue(account)
+    held.release.set()
+    d = AccountDashboard(held, page="queue")  # asked for at the start: read at once
+    assert d.queue_view.refreshed == 1
+    held.release.clear()
+    d.queue_view.refresh_button.click()  # returns at once: the read waits in its own thread
+    assert d.queue_view.job.running and d.queue_view.refreshed == 1
+    held.release.set()
+    assert d.wait(30) and d.queue_view.refreshed == 2

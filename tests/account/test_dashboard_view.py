@@ -56,15 +56,15 @@ def rows(markup: str) -> dict[str, list[str]]:
 
 def seen(d: AccountDashboard) -> str:
     """Everything the dashboard shows as text: header, toolbar labels, usage, limit cards, chart."""
-    fig = d.figure.figure
+    fig = d.queue_view.figure.figure
     chart = []
-    if fig is not None and d.figure in d.queue_view.children:  # the queue account's page
+    if fig is not None and d.queue_view.figure in d.queue_view.children:  # the queue account's page
         chart = [str(fig.layout.title.text), *(t.name for t in fig.data), *(str(y) for t in fig.data for y in t.y)]
-    toolbar = [text(d.current_plan_label.value) if hasattr(d, "current_plan_label") else "",
-               *(label for label, _ in _labelled(d.compare_box)), *(label for label, _ in _labelled(d.upgrade_box)),
-               d.upgrade_button.description]
-    return " | ".join([text(d.header.value), *toolbar, text(d.usage_box.value),
-                       *(text(c.value) for c in d.groups_box.children), *chart])
+    toolbar = [text(d.queue_view.current_plan_label.value) if hasattr(d, "current_plan_label") else "",
+               *(label for label, _ in _labelled(d.queue_view.compare_box)), *(label for label, _ in _labelled(d.queue_view.upgrade_box)),
+               d.queue_view.upgrade_button.description]
+    return " | ".join([text(d.queue_view.header.value), *toolbar, text(d.queue_view.usage_box.value),
+                       *(text(c.value) for c in d.queue_view.groups_box.children), *chart])
 
 
 def _labelled(dropdown) -> list[tuple[str, str]]:
@@ -73,7 +73,7 @@ def _labelled(dropdown) -> list[tuple[str, str]]:
 
 def limit_rows(d: AccountDashboard) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for card in d.groups_box.children:
+    for card in d.queue_view.groups_box.children:
         out.update(rows(card.value))
     return out
 
@@ -103,55 +103,55 @@ FREE_VS_FIXED_1M = {
 
 
 def test_the_dashboard_pins_its_units(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m")
+    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m", page="queue")
     shown = limit_rows(d)
     assert {label: tuple(shown[label]) for label in FREE_VS_FIXED_1M} == FREE_VS_FIXED_1M
     # the chart labels each bar with the same value text, and its rows by the same labels
-    current, other = d.figure.figure.data
+    current, other = d.queue_view.figure.figure.data
     assert dict(zip(current.y, current.text)) == {k: v[0] for k, v in FREE_VS_FIXED_1M.items()
                                                   if k not in ("Reserved price", "Production pack")}
     assert dict(zip(other.y, other.text))["DLQ retention"] == "14 d"
 
 
 def test_a_unit_is_written_once_in_the_value_never_beside_the_label(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m")
+    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m", page="queue")
     everything = seen(d)
     for stray in ("(ms)", "(s)", "(requests/s)", "(requests/day)", "(bytes)", "(messages)", "(retries)"):
         assert stray not in everything, f"{stray} shown beside a label: {everything}"
-    assert "DLQ retention | 3 d" in text(d.groups_box.children[2].value)
-    assert "Maximum delay | 7 d" in text(d.groups_box.children[3].value)
+    assert "DLQ retention | 3 d" in text(d.queue_view.groups_box.children[2].value)
+    assert "Maximum delay | 7 d" in text(d.queue_view.groups_box.children[3].value)
 
 
 # -- plan names -------------------------------------------------------------------------------------
 def test_plans_are_shown_by_their_display_names(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m")
+    d = AccountDashboard(account, presets=PLAN_PRESETS, compare_plan="queue_enterprise_1m", page="queue")
     everything = seen(d)
     for raw in RAW_PLAN_IDS:
         assert raw not in everything, f"raw plan id {raw} shown: {everything}"
-    assert text(d.groups_box.children[0].value).startswith("Throughput | limit | Free (current plan) | Fixed 1M |")
-    assert [label for label, _ in _labelled(d.compare_box)] == ["Free", "Pay as you go", "Fixed 1M", "Fixed 10M", "Fixed 100M"]
-    assert d.compare_box.value == "queue_enterprise_1m"  # the value stays the plan's id
-    assert "plan: Free" in text(d.header.value)
-    fig = d.figure.figure
+    assert text(d.queue_view.groups_box.children[0].value).startswith("Throughput | limit | Free (current plan) | Fixed 1M |")
+    assert [label for label, _ in _labelled(d.queue_view.compare_box)] == ["Free", "Pay as you go", "Fixed 1M", "Fixed 10M", "Fixed 100M"]
+    assert d.queue_view.compare_box.value == "queue_enterprise_1m"  # the value stays the plan's id
+    assert "plan: Free" in text(d.queue_view.header.value)
+    fig = d.queue_view.figure.figure
     assert [t.name for t in fig.data] == ["Free (current plan)", "Fixed 1M"]
     assert fig.layout.title.text == "Limits: Free (current plan) vs Fixed 1M"
 
 
 # -- the current plan ---------------------------------------------------------------------------------
 def test_the_current_plan_is_not_offered_as_an_upgrade(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS)
-    assert text(d.current_plan_label.value) == "Current plan: | Free"
-    assert _labelled(d.upgrade_box) == [("Pay as you go", "paid"), ("Fixed 1M", "queue_enterprise_1m"),
+    d = AccountDashboard(account, presets=PLAN_PRESETS, page="queue")
+    assert text(d.queue_view.current_plan_label.value) == "Current plan: | Free"
+    assert _labelled(d.queue_view.upgrade_box) == [("Pay as you go", "paid"), ("Fixed 1M", "queue_enterprise_1m"),
                                         ("Fixed 10M", "queue_enterprise_10m")]
     d.upgrade("paid")
     assert d.account.plan == "paid"
-    assert text(d.current_plan_label.value) == "Current plan: | Pay as you go"
-    assert "paid" not in d.upgrade_box.options and [v for _, v in _labelled(d.upgrade_box)] == [
+    assert text(d.queue_view.current_plan_label.value) == "Current plan: | Pay as you go"
+    assert "paid" not in d.queue_view.upgrade_box.options and [v for _, v in _labelled(d.queue_view.upgrade_box)] == [
         "queue_enterprise_1m", "queue_enterprise_10m"]
-    assert d.upgrade_box.value == "queue_enterprise_1m" and d.upgrade_button.description == "Upgrade"
+    assert d.queue_view.upgrade_box.value == "queue_enterprise_1m" and d.queue_view.upgrade_button.description == "Upgrade"
     d.upgrade("queue_enterprise_10m")
-    assert [v for _, v in _labelled(d.upgrade_box)] == ["paid", "queue_enterprise_1m"]
-    assert d.upgrade_button.description == "Change plan"  # nothing above the top plan: no "Upgrade" offer
+    assert [v for _, v in _labelled(d.queue_view.upgrade_box)] == ["paid", "queue_enterprise_1m"]
+    assert d.queue_view.upgrade_button.description == "Change plan"  # nothing above the top plan: no "Upgrade" offer
     assert "Change the queue plan to Fixed 1M?" in _asked(d, "queue_enterprise_1m")
 
 
@@ -171,7 +171,7 @@ class _Counting:
 
 def test_moving_to_the_current_plan_sends_nothing_and_says_so(account):
     client = _Counting(account)
-    d = AccountDashboard(client, presets=PLAN_PRESETS)
+    d = AccountDashboard(client, presets=PLAN_PRESETS, page="queue")
     d.upgrade("paid")
     assert client.changes == 1 and d.account.plan == "paid"
     assert d.upgrade("paid") is None
@@ -180,17 +180,17 @@ def test_moving_to_the_current_plan_sends_nothing_and_says_so(account):
 
 
 def test_the_comparison_follows_the_plan_until_a_plan_is_picked(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS)
-    assert d.compare_box.label == "Pay as you go"
+    d = AccountDashboard(account, presets=PLAN_PRESETS, page="queue")
+    assert d.queue_view.compare_box.label == "Pay as you go"
     d.upgrade("paid")  # never "Pay as you go (current plan) vs Pay as you go", every bar at 100 %
-    assert d.compare_box.label == "Fixed 1M"
-    assert d.figure.figure.layout.title.text == "Limits: Pay as you go (current plan) vs Fixed 1M"
+    assert d.queue_view.compare_box.label == "Fixed 1M"
+    assert d.queue_view.figure.figure.layout.title.text == "Limits: Pay as you go (current plan) vs Fixed 1M"
     d.upgrade("queue_enterprise_10m")  # the top plan: compared with the tier below
-    assert d.compare_box.label == "Fixed 1M"
-    d.compare_box.value = "free"  # a person's pick stays
+    assert d.queue_view.compare_box.label == "Fixed 1M"
+    d.queue_view.compare_box.value = "free"  # a person's pick stays
     d.upgrade("paid")
-    assert d.compare_box.label == "Free"
-    assert text(d.groups_box.children[0].value).startswith("Throughput | limit | Pay as you go (current plan) | Free |")
+    assert d.queue_view.compare_box.label == "Free"
+    assert text(d.queue_view.groups_box.children[0].value).startswith("Throughput | limit | Pay as you go (current plan) | Free |")
 
 
 def _asked(d: AccountDashboard, plan: str) -> str:
@@ -226,8 +226,8 @@ def busy(queue):
 def test_usage_shows_todays_counts_as_bars_against_the_limits(account, busy):
     eventually(lambda: account.queue_stats("1d").dlq_message_count, "the DLQ entry")
     free = PLAN_PRESETS["free"]
-    d = AccountDashboard(account, queue=busy, presets=PLAN_PRESETS)
-    usage = rows(d.usage_box.value)
+    d = AccountDashboard(account, queue=busy, presets=PLAN_PRESETS, page="queue")
+    usage = rows(d.queue_view.usage_box.value)
     assert usage["Requests today (UTC)"][1] == f"{PUBLISHED} of {free['max_requests_per_day']:,}"
     assert usage["Dead-letter queue"][1] == f"1 of {free['max_dlq_size']:,}"
     assert usage["Schedules"][1] == f"2 of {free['max_schedules']:,}"
@@ -235,24 +235,24 @@ def test_usage_shows_todays_counts_as_bars_against_the_limits(account, busy):
     assert usage["URL groups"][1] == f"1 of {free['max_topics']:,}"
     # each measured row is a bar filled to its share of the limit
     bars = {label: cells[0] for label, cells in usage.items()}
-    for row in d.usage_box.value.split("<tr")[1:]:
+    for row in d.queue_view.usage_box.value.split("<tr")[1:]:
         if "Schedules" in row:
             assert "svc-meter" in row and "width:20.0%" in row  # 2 of 10
     assert set(bars) >= {"Requests today (UTC)", "Dead-letter queue", "Schedules", "Queues", "URL groups"}
     # the usage comes first: before the limit cards
-    assert d.queue_view.children.index(d.usage_box) < d.queue_view.children.index(d.groups_box)
+    assert d.queue_view.children.index(d.queue_view.usage_box) < d.queue_view.children.index(d.queue_view.groups_box)
     # a plan change moves the bars against the new limits
     d.upgrade("paid")
-    usage = rows(d.usage_box.value)
+    usage = rows(d.queue_view.usage_box.value)
     assert usage["Schedules"][1] == f"2 of {PLAN_PRESETS['paid']['max_schedules']:,}"
     assert usage["Requests today (UTC)"][1] == f"{PUBLISHED} of {PLAN_PRESETS['paid']['max_requests_per_day_hard']:,}"
 
 
 def test_without_the_queue_client_the_usage_says_what_it_cannot_count(account):
-    d = AccountDashboard(account, presets=PLAN_PRESETS)
-    usage = rows(d.usage_box.value)
+    d = AccountDashboard(account, presets=PLAN_PRESETS, page="queue")
+    usage = rows(d.queue_view.usage_box.value)
     assert "Requests today (UTC)" in usage and "Schedules" not in usage
-    assert "schedules, queues and URL groups are counted with the queue client" in text(d.usage_box.value)
+    assert "schedules, queues and URL groups are counted with the queue client" in text(d.queue_view.usage_box.value)
 
 
 def test_record_usage_and_counts_are_asked_side_by_side(queue_sandbox):
@@ -267,4 +267,4 @@ def test_record_usage_and_counts_are_asked_side_by_side(queue_sandbox):
     assert sorted(transport.paths()) == ["/devapi/v2/qstash/stats", "/devapi/v2/queue/user", "/queue/v2/queues",
                                          "/queue/v2/schedules", "/queue/v2/topics"]
     assert transport.round_trips == 1
-    assert rows(d.usage_box.value)["Schedules"][1] == "0 of 10"
+    assert rows(d.queue_view.usage_box.value)["Schedules"][1] == "0 of 10"

@@ -82,14 +82,14 @@ def test_the_usage_frame_measures_against_the_plan(account, delivered):
 
 def test_the_dashboard_shows_usage_and_an_upgrade_lifts_its_limits(account, delivered):
     eventually(lambda: account.queue_stats("1d").dlq_message_count, "the DLQ entry")
-    d = AccountDashboard(account, presets=PLAN_PRESETS)
+    d = AccountDashboard(account, presets=PLAN_PRESETS, page="queue")
     free, paid = PLAN_PRESETS["free"], PLAN_PRESETS["paid"]
-    assert f"3 of {free['max_requests_per_day']:,}" in d.usage_box.value
-    assert f"1 of {free['max_dlq_size']:,}" in d.usage_box.value
-    assert "Messages failed (last 1d)" in d.usage_box.value and "svc-meter" in d.usage_box.value
+    assert f"3 of {free['max_requests_per_day']:,}" in d.queue_view.usage_box.value
+    assert f"1 of {free['max_dlq_size']:,}" in d.queue_view.usage_box.value
+    assert "Messages failed (last 1d)" in d.queue_view.usage_box.value and "svc-meter" in d.queue_view.usage_box.value
     d.upgrade("paid")
-    assert f"3 of {paid['max_requests_per_day_hard']:,}" in d.usage_box.value
-    assert f"1 of {paid['max_dlq_size']:,}" in d.usage_box.value
+    assert f"3 of {paid['max_requests_per_day_hard']:,}" in d.queue_view.usage_box.value
+    assert f"1 of {paid['max_dlq_size']:,}" in d.queue_view.usage_box.value
 
 
 class _NoStats:
@@ -106,9 +106,9 @@ class _NoStats:
 
 
 def test_the_dashboard_without_usage_still_shows_the_record(account):
-    d = AccountDashboard(_NoStats(account), presets=PLAN_PRESETS)
-    assert d.account is not None and d.usage is None and d.usage_box.value == ""
-    assert len(d.groups_box.children) == 6 and "Usage not shown" in d.message
+    d = AccountDashboard(_NoStats(account), presets=PLAN_PRESETS, page="queue")
+    assert d.account is not None and d.usage is None and d.queue_view.usage_box.value == ""
+    assert len(d.queue_view.groups_box.children) == 6 and "Usage not shown" in d.message
 
 
 def test_a_reply_of_another_shape_is_a_protocol_error_that_does_not_echo_it():

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from svckit.errors import Cancelled
 from svckit.kv import KV, KeyInfo, KeyspaceAnalysis, Progress, analyze_keyspace
 from svckit.kv.analysis import NO_PREFIX, TTL_LABELS, key_prefixes, ttl_bucket
 from svckit.sandbox import Sandbox
@@ -258,8 +257,25 @@ def test_a_pattern_limits_the_pass_and_a_cancel_stops_it(kv: KV[str]) -> None:
     assert report.total_keys == 100 and report.by_prefix["prefix"].tolist() == ["b"]
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(Cancelled, match="cancelled"):
-        analyze_keyspace(kv, sample=None, progress=False, cancel=cancel)
+    stopped = analyze_keyspace(kv, sample=None, progress=False, cancel=cancel)
+    assert stopped.cancelled and stopped.total_keys == 0 and stopped.summary().startswith("Cancelled")
+
+
+@pytest.mark.parametrize("sample", [None, 50])
+def test_a_cancel_mid_pass_returns_the_figures_of_the_keys_reached_marked_cancelled(kv: KV[str], sample) -> None:
+    fill(kv, {f"a:{i}": "1" for i in range(400)})
+    steps: list[Progress] = []
+
+    def after_two_scans() -> bool:
+        return sum(s.phase == "scan" for s in steps) >= 2
+
+    report = analyze_keyspace(kv, sample=sample, batch=50, scan_count=100, progress=steps.append,
+                              cancel=after_two_scans)
+    scans = sum(s.phase == "scan" for s in steps)
+    assert report.cancelled and scans == 2  # no SCAN call after the cancel
+    assert 0 < report.total_keys < 400 and report.by_prefix["keys"].sum() == report.total_keys
+    assert "partial figures" in report.summary() and "run it again" in report.summary()
+    assert not analyze_keyspace(kv, sample=sample, progress=False).cancelled
 
 
 def test_progress_reports_the_scan_of_dbsize_then_the_sample_described(kv: KV[str]) -> None:

@@ -36,10 +36,10 @@ async def test_sequential_use_keeps_one_connection(kv_sandbox: Sandbox) -> None:
         for i in range(20):
             assert await kv.set(f"seq:{i}", str(i)) is True
             assert await kv.get(f"seq:{i}") == str(i)
-        assert isinstance(kv._transport._pool, AsyncPool)
+        assert isinstance(kv._http._pool, AsyncPool)
         assert len(_connections(kv_sandbox) - before) == 1  # 40 requests, one keep-alive connection
     finally:
-        await kv.close()
+        await kv.aclose()
 
 
 @pytest.mark.timeout(60)
@@ -56,10 +56,10 @@ async def test_many_in_flight_each_get_their_own_reply_and_close_ends_every_conn
         replies = await asyncio.gather(*(one(i) for i in range(200)))
         assert replies == [f"v{i}" for i in range(200)]
         opened = _connections(kv_sandbox) - before
-        assert 1 < len(opened) <= kv._transport._pool.max_connections
+        assert 1 < len(opened) <= kv._http._pool.max_connections
     finally:
-        await kv.close()
-    assert await _closed(kv_sandbox, opened)  # close() ended every connection it opened
+        await kv.aclose()
+    assert await _closed(kv_sandbox, opened)  # aclose() ended every connection it opened
 
 
 async def test_a_given_transport_carries_every_request() -> None:
@@ -73,9 +73,9 @@ async def test_a_given_transport_carries_every_request() -> None:
     given = httpx.MockTransport(handler)
     transport = AsyncTransport("http://sandbox.invalid/kv", transport=given)
     kv = AsyncKV("http://sandbox.invalid/kv", "t")
-    kv._transport = transport
+    kv._http = transport
     try:
         assert await asyncio.gather(*(kv.execute("PING") for _ in range(32))) == ["PONG"] * 32
         assert len(seen) == 32 and transport._pool is given
     finally:
-        await kv.close()
+        await kv.aclose()

@@ -302,7 +302,7 @@ def test_errors_by_status(kv_sandbox: Sandbox, kv: KV[str]) -> None:
     with KV(kv_sandbox.settings.kv_url or "", "not-the-token") as bad, pytest.raises(AuthError) as auth:
         bad.get("a")
     assert "not-the-token" not in str(auth.value)
-    response = kv._transport.send(ApiRequest("DELETE", "/GET/a"))
+    response = kv._http.send(ApiRequest("DELETE", "/GET/a"))
     with pytest.raises(MethodNotAllowed):
         decode_reply(WireFormat(base64=False, resp2=False, decode=True),
             response.status_code, response.headers.get("content-type", ""), response.content, ["GET"])
@@ -340,7 +340,7 @@ def test_default_timeout_is_set_and_a_silent_server_times_out() -> None:
 
     from svckit.errors import RequestTimeout
 
-    assert KV("http://127.0.0.1:1", "t")._transport._client.timeout.read == 10.0
+    assert KV("http://127.0.0.1:1", "t")._http._client.timeout.read == 10.0
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)

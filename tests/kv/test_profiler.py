@@ -5,6 +5,7 @@ from the sandbox's monitor stream (every backend)."""
 from __future__ import annotations
 
 import random
+import time
 import tracemalloc
 from collections import Counter
 from datetime import UTC, datetime
@@ -131,3 +132,32 @@ def test_profile_monitor_counts_real_traffic(kv: KV[str], kv_bytes: KV[bytes]) -
 def test_profile_monitor_ends_on_time_without_traffic(kv: KV[str]) -> None:
     profile = profile_monitor(kv, seconds=0.3)
     assert profile.events == 0 and profile.snapshot().commands_per_second == 0.0
+
+
+class IdleMonitor:
+    """A monitor stream that sends ``events`` and then waits, as an idle server's does, until closed."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events, self.closed = events, False
+
+    def __iter__(self):
+        yield from self.events
+        while not self.closed:
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_cancel_ends_the_profile_early_and_the_profile_says_so() -> None:
+    import threading
+
+    stop = threading.Event()
+    events = [Event(T0, "GET", ["a"]), Event(T0, "GET", ["b"])]
+    threading.Timer(0.3, stop.set).start()
+    started = time.monotonic()
+    profile = profile_monitor(None, seconds=30, monitor=IdleMonitor(events), cancel=stop)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5  # the cancel, not the 30 s, ended it
+    assert profile.events == 2 and profile.cancelled
+    done = profile_monitor(None, seconds=1.0, monitor=IdleMonitor(events), cancel=lambda: False)  # type: ignore[arg-type]
+    assert done.events == 2 and not done.cancelled

@@ -125,9 +125,11 @@ async def test_the_async_walk_drops_repeats_and_stops_on_cancel() -> None:
     fake = AsyncFakeScan()
     cancel = threading.Event()
     seen: list[Progress] = []
-    async for state, _ in awalk_keys(fake, "*", count=2, cancel=cancel, progress=seen.append):
+    walk = awalk_keys(fake, "*", count=2, cancel=cancel, progress=seen.append)
+    async for state, _ in walk:
         cancel.set()
     assert fake.cursors == [0] and (state.calls, state.keys, state.complete) == (1, ["a", "b"], False)
+    assert walk.cancelled and walk.requests == 1 and state.cancelled
     assert seen == [Progress("scan", 2, None, "keys", "2 matching", 1)]
     scan = await ascan_keys(AsyncFakeScan(), "*", count=2, limit=3)  # type: ignore[arg-type]
     assert scan.keys == ["a", "b", "c"] and scan.calls == 2
@@ -154,3 +156,44 @@ def test_a_progress_line_says_round_trips_and_the_time_left() -> None:
     step = Progress("scan", 3, 10, "keys", "2 matching", round_trips=1, eta=125.4)
     assert step.text() == "scan: 3 of 10 keys · 2 matching · 1 round trip · 2 min 05 s left"
     assert Progress("describe", 5, None, round_trips=12).text() == "describe: 5 · 12 round trips"
+
+
+def test_a_cancelled_walk_says_so_on_its_run_and_its_scan_state() -> None:
+    cancel = threading.Event()
+    steps = walk_keys(FakeScan(), "*", count=2, cancel=cancel)
+    state, _ = next(steps)
+    cancel.set()
+    assert list(steps) == [] and steps.cancelled and state.cancelled and not state.complete
+    assert steps.requests == 1  # one SCAN call in this walk
+    assert scan_keys(FakeScan(), "*", cancel=lambda: True).cancelled
+    assert not scan_keys(FakeScan(), "*", limit=1).cancelled  # stopped by its limit, not cancelled
+    plan = plan_bulk(FakeScan(), "*", progress=False, cancel=lambda: True)  # type: ignore[arg-type]
+    assert plan.cancelled and not plan.complete
+
+
+class FakeElements:
+    """A client whose HSCAN serves three pages of two fields from cursor 0, recording the cursors."""
+
+    def __init__(self) -> None:
+        self.cursors: list[int] = []
+        self.pages = {0: (4, {"f0": "0", "f1": "1"}), 4: (8, {"f2": "2", "f3": "3"}), 8: (0, {"f4": "4", "f5": "5"})}
+
+    def hscan(self, key: Any, cursor: int = 0, match: Any = None, count: int | None = None) -> Any:
+        self.cursors.append(cursor)
+        return self.pages[cursor]
+
+
+def test_scan_iters_stop_at_their_limit_and_on_cancel_with_progress() -> None:
+    fake = FakeElements()
+    seen: list[Progress] = []
+    fields = KV._scan_elements(fake, "hscan", "h", None, None, seen.append, None, 3)  # type: ignore[arg-type]
+    assert list(fields) == [("f0", "0"), ("f1", "1"), ("f2", "2")]
+    assert fake.cursors == [0, 4] and not fields.complete  # 2 HSCAN calls, not 3
+    assert [(p.done, p.round_trips, p.unit) for p in seen] == [(2, 1, "fields"), (3, 2, "fields")]
+    fake = FakeElements()
+    calls = iter([False, True])
+    stopped = KV._scan_elements(fake, "hscan", "h", None, None, False, lambda: next(calls), None)  # type: ignore[arg-type]
+    assert dict(stopped) == {"f0": "0", "f1": "1"} and stopped.cancelled and fake.cursors == [0]
+    fake = FakeScan()
+    keys = KV.scan_iter(fake, count=2, limit=3)  # type: ignore[arg-type]
+    assert list(keys) == ["a", "b", "b"] and len(fake.calls) == 2 and keys.count == 3
