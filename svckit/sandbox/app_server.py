@@ -26,7 +26,8 @@ class AppServer:
         self.app, self.timeout = app, timeout
         self._socket = socket.create_server(("127.0.0.1", port))
         self.port: int = self._socket.getsockname()[1]
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self._server = server
         self._thread: threading.Thread | None = None
 
     @property

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
-import math
 import secrets
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.types import ASGIApp
 
 from svckit._disk import probe, writing
 from svckit._files import read_private, write_private
-
-N = TypeVar("N", int, float)
+from svckit.sandbox.http import error_body, off_loop
+from svckit.sandbox.options import SandboxOptions
 
 #: the request body cap of an area that names none (413 beyond it, see svckit/sandbox/limits.py)
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -27,21 +24,6 @@ DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 
 def new_token(nbytes: int = 32) -> str:
     return secrets.token_urlsafe(nbytes)
-
-
-def positive_option(options: Mapping[str, Any], name: str, default: N, kind: Callable[[Any], N] = int) -> N:
-    """Sandbox option ``name`` as a positive number, ``default`` when it is not given; a ValueError
-    naming the option for anything else (so a typo fails at start, not on the first request)."""
-    raw = options.get(name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or isinstance(raw, bool) or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"Sandbox option {name}: must be a positive number, got {raw!r}")
-    return value
 
 
 @dataclass
@@ -90,8 +72,8 @@ class SandboxContext:
 
     data_dir: Path
     credentials: Credentials
-    #: the Sandbox(...) options; left out of the repr, since redis_url may carry a password
-    options: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: the Sandbox(...) options, parsed once (svckit/sandbox/options.py); left out of the repr
+    options: SandboxOptions = field(default_factory=SandboxOptions, repr=False)
     #: resources that several areas use (the SQLite store of accounts and runs), built by the first
     #: area that needs them: ``ctx.shared.setdefault("store", ...)``.
     shared: dict[str, Any] = field(default_factory=dict)
@@ -156,7 +138,7 @@ class Health:
     async def of_disk(cls, check: str, path: Path) -> Health:
         """Check ``check``: whether writes to ``path`` go through now, with the free space there, or
         why not (:func:`svckit._disk.probe`, run in a thread: the event loop never waits for the disk)."""
-        ok, detail = await asyncio.to_thread(probe, path)
+        ok, detail = await off_loop(probe, path)
         return cls(check, ok, f"{path}: {detail}")
 
 
@@ -164,23 +146,16 @@ class Area:
     """One interface area served under ``prefix``. Subclasses fill in the hooks they need."""
 
     prefix: str = ""
-    #: the body cap when the Sandbox option :attr:`body_option` is not given
-    default_max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
 
     def __init__(self, ctx: SandboxContext) -> None:
         self.ctx = ctx
 
     @property
-    def body_option(self) -> str:
-        """The Sandbox option that sets this area's body cap, named after the prefix's first word
-        (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ``queue_max_body_bytes``)."""
-        return f"{self.prefix.strip('/').partition('/')[0]}_max_body_bytes"
-
-    @property
     def max_body_bytes(self) -> int:
         """The largest request body this area reads: a larger one is answered 413 before it is read
-        (svckit/sandbox/limits.py). Read on every request, so an area may derive it from live state."""
-        return positive_option(self.ctx.options, self.body_option, self.default_max_body_bytes)
+        (svckit/sandbox/limits.py). Read on every request, so an area may derive it from live state;
+        each area's comes from its option (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ...)."""
+        return DEFAULT_MAX_BODY_BYTES
 
     def body_too_large(self, limit: int) -> str:
         """The error message of a body over ``limit`` bytes."""
@@ -188,8 +163,9 @@ class Area:
                 "send less per request (split a batch into several)")
 
     def error_body(self, message: str, status: int) -> dict[str, Any]:
-        """This area's error body: ``{"error": message}``; the vector area's carries ``status`` too."""
-        return {"error": message}
+        """This area's error body: ``{"error": message}``; the vector area's carries ``status`` too
+        (svckit/sandbox/http.py; every error of the area's app is answered in it)."""
+        return error_body(message, status)
 
     def app(self) -> ASGIApp:
         raise NotImplementedError

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from svckit.sandbox.http import ApiError, error_body_with_status, error_reply
 from svckit.sandbox.tls import LOOPBACK_NAMES
 
 #: binding one of these serves every interface: no one name to add
@@ -85,4 +86,4 @@ class AllowedHosts:
         message = (f"Host {shown!r} is not a name this sandbox serves ({self.shown}): requests that name "
                    f"another site are refused, so a web page cannot reach the sandbox through its own "
                    f"domain name (DNS rebinding). To serve that name too, start it with {OPTION}")
-        return JSONResponse({"error": message, "status": 400}, status_code=400)
+        return error_reply(ApiError(400, message), error_body_with_status)

@@ -1,61 +1,96 @@
-"""HTTP pieces the sandbox's JSON areas share (the developer management API and the queue):
-``{"error": ...}`` bodies for every failure, an authentication gate in front of every path, and
-JSON request-body reading.
+"""HTTP pieces the sandbox's areas share: one error type, the exception handlers that turn it into each
+area's error body, an authentication gate in front of every path, and JSON request-body reading.
 
-:class:`ApiError` is raised by a handler to answer with an error status; :func:`json_app` turns it,
-routing's own 404 and 405, and a :class:`~svckit.errors.DiskError` from the store (507: the data
-directory's disk is full or read-only), into ``{"error": message}``; :class:`AuthGate` answers 401 before
-any route is looked up, using a check from :mod:`svckit.sandbox.auth`.
+:class:`ApiError` (status, message, headers) is raised wherever a request's handling finds an error;
+the exception handlers of the area's app (:func:`error_handlers`) turn it, routing's own 404 and 405, and
+a :class:`~svckit.errors.DiskError` from the store (507: the data directory's disk is full or read-only),
+into that area's error body: ``{"error": message}`` (:func:`error_body`: the key-value gateway, the
+developer API, the queue) or ``{"error": message, "status": status}`` (:func:`error_body_with_status`:
+the vector area, and the sandbox's own answers). :class:`AuthGate` answers 401 before any route is
+looked up, using a check from :mod:`svckit.sandbox.auth`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.errors import DiskError
 
+T = TypeVar("T")
+
+
+async def off_loop(fn: Callable[..., T], *args: Any, limiter: anyio.CapacityLimiter | None = None,
+                   **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a worker thread, the event loop serving other requests meanwhile: the one
+    way the sandbox runs blocking work (SQLite, the disk, an index's query) from a coroutine. On anyio's
+    worker threads (at most 40 at once), as Starlette runs a sync endpoint; ``limiter`` bounds the threads
+    of one kind of work instead (an index's queries)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter)
+
 
 class ApiError(Exception):
-    """Raised by a handler to answer ``{"error": message}`` with ``status`` (and ``headers``: a 429's
-    rate limit headers)."""
+    """An error answer: ``status``, ``message`` and ``headers`` (a 401's challenge, a 429's rate limit
+    headers). Raised by an endpoint or anything it calls; its area's app answers it in that area's
+    error body (:func:`error_handlers`)."""
 
-    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
         self.status, self.message, self.headers = status, message, headers
         super().__init__(message)
 
 
-def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+#: an area's error body for a message and status (:meth:`svckit.sandbox.area.Area.error_body`)
+ErrorBody = Callable[[str, int], Any]
 
 
-async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-    return error_response(exc.status, exc.message, exc.headers)
+def error_body(message: str, status: int) -> dict[str, Any]:
+    """``{"error": message}``: the key-value gateway's, the developer API's and the queue's error body."""
+    return {"error": message}
 
 
-async def _disk_error(request: Request, exc: DiskError) -> JSONResponse:
-    return error_response(exc.status, str(exc))
+def error_body_with_status(message: str, status: int) -> dict[str, Any]:
+    """``{"error": message, "status": status}``: the vector area's error body, and the sandbox's own."""
+    return {"error": message, "status": status}
 
 
-async def _http_exception(request: Request, exc: HTTPException) -> JSONResponse:
-    return error_response(exc.status_code, str(exc.detail).lower() if exc.status_code in (404, 405) else
-                          str(exc.detail), getattr(exc, "headers", None))
+def error_reply(exc: ApiError, body: ErrorBody = error_body) -> JSONResponse:
+    """``exc`` answered in the error body ``body`` makes."""
+    return JSONResponse(body(exc.message, exc.status), status_code=exc.status, headers=exc.headers)
 
 
-def json_app(routes: list[Route]) -> Starlette:
-    """A Starlette app whose every error (ours, 404 and 405 from routing, 507 for a write the disk
-    refused) is ``{"error": ...}``."""
-    handlers: dict[Any, Callable[[Request, Any], Any]] = {ApiError: _api_error, HTTPException: _http_exception,
-                                                          DiskError: _disk_error}
-    return Starlette(routes=routes, exception_handlers=handlers)
+def error_handlers(body: ErrorBody = error_body, *, lower_routing: bool = False) -> dict[Any, Any]:
+    """The ``exception_handlers`` of an app whose every error is ``body``: a :class:`ApiError`,
+    routing's 404 and 405 (their detail in lower case with ``lower_routing``: the developer API and the
+    queue say "not found"), and 507 for a write the disk refused."""
+    async def service(request: Request, exc: ApiError) -> JSONResponse:
+        return error_reply(exc, body)
+
+    async def routing(request: Request, exc: HTTPException) -> JSONResponse:
+        detail = str(exc.detail)
+        if lower_routing and exc.status_code in (404, 405):
+            detail = detail.lower()
+        return error_reply(ApiError(exc.status_code, detail, exc.headers), body)
+
+    async def disk(request: Request, exc: DiskError) -> JSONResponse:
+        return error_reply(ApiError(exc.status, str(exc)), body)
+
+    return {ApiError: service, HTTPException: routing, DiskError: disk}
+
+
+def json_app(routes: Sequence[BaseRoute]) -> Starlette:
+    """The app of the developer API and the queue: every error is ``{"error": ...}``."""
+    return Starlette(routes=routes, exception_handlers=error_handlers(lower_routing=True))
 
 
 class AuthGate:
@@ -75,7 +110,7 @@ class AuthGate:
                     break
             reason = self.check(header)
             if reason is not None:
-                await error_response(401, reason, {"WWW-Authenticate": self.challenge})(scope, receive, send)
+                await error_reply(ApiError(401, reason, {"WWW-Authenticate": self.challenge}))(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

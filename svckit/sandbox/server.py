@@ -27,10 +27,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -40,9 +37,11 @@ from svckit.sandbox import health
 from svckit.sandbox.area import Area, Credentials, SandboxContext
 from svckit.sandbox.headers import VendorHeaders
 from svckit.sandbox.hosts import AllowedHosts, served_names
+from svckit.sandbox.http import error_body_with_status, error_handlers
 from svckit.sandbox.limits import BodyLimit, protocol_factory
 from svckit.sandbox.lock import DataDirLock
 from svckit.sandbox.openapi import OPENAPI_PATH, openapi_endpoint
+from svckit.sandbox.options import parse_options
 from svckit.sandbox.private import refuse_unsafe, tighten
 from svckit.sandbox.tls import server_context
 
@@ -96,12 +95,6 @@ def load_areas(ctx: SandboxContext, names: Sequence[str]) -> list[Area]:
     return areas
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    return JSONResponse({"error": exc.detail, "status": exc.status_code}, status_code=exc.status_code,
-                        headers=getattr(exc, "headers", None))
-
-
 def build_app(areas: Sequence[Area], seed: str | None = None, hosts: frozenset[str] | None = None) -> Starlette:
     """The app of ``areas``, answering requests whose Host is one of ``hosts`` (hosts.py; by default
     the loopback names)."""
@@ -133,7 +126,7 @@ def build_app(areas: Sequence[Area], seed: str | None = None, hosts: frozenset[s
         mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
         routes.append(mount)
     prefixes = frozenset(area.prefix for area in areas)
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers=error_handlers(error_body_with_status),
                      middleware=[Middleware(AllowedHosts, names=hosts or served_names(LOOPBACK)),
                                  Middleware(VendorHeaders),
                                  Middleware(BarePrefix, prefixes=prefixes)])
@@ -219,12 +212,10 @@ class Sandbox:
 
     ``data_dir=None`` uses a fresh temporary directory that is removed on stop; name a directory to
     keep state across restarts. Other keyword options go to the areas (``backend``, ``redis_url``,
-    ``embedding_model``, ...) and set the request bounds (svckit/sandbox/limits.py): ``header_timeout``
-    and ``body_timeout`` (seconds), ``max_header_bytes``, and each area's body cap
-    (``vector_max_body_bytes``, ``devapi_max_body_bytes``, ``queue_max_body_bytes``; the key-value
-    area's follows ``kv_max_request_size``); the key-value area's budget per request
-    (``kv_max_request_commands``, ``kv_max_request_seconds``: svckit/sandbox/kv/budget.py) and how far
-    one monitor reader may fall behind (``kv_monitor_backlog_bytes``: svckit/sandbox/kv/events.py).
+    ``embedding_model``, ...) and set the request bounds (``header_timeout``, ``kv_max_request_size``,
+    each area's body cap, ...): :class:`~svckit.sandbox.options.SandboxOptions` names and documents
+    every one. They are parsed once, here: an unknown option or a bad value raises
+    :class:`~svckit.sandbox.options.SandboxOptionError` naming it (and the close match for a typo).
 
     The data directory is kept private (0700, its files 0600); one that another user owns or may write
     is refused (svckit/sandbox/private.py), and so is one another live sandbox, or the Redis it
@@ -259,11 +250,11 @@ class Sandbox:
         self.tls = tls
         self.ca_file: Path | None = None  # the CA certificate (PEM), once a tls sandbox started
         self._ssl: ssl.SSLContext | None = None
-        self.options = options
-        self._protocol = protocol_factory(options)  # a bad timeout option fails here
-        self._hosts = served_names(host, options.get("allowed_hosts") or ())  # a bad name fails here
+        self.options = parse_options(options)  # an unknown option or a bad value fails here, naming it
+        self._protocol = protocol_factory(self.options)
+        self._hosts = served_names(host, self.options.allowed_hosts)  # a bad name fails here
         self.areas: list[Area] = []
-        self._server: uvicorn.Server | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -289,7 +280,7 @@ class Sandbox:
             lock.release()
 
     def _open(self, lock_fd: int | None) -> tuple[Starlette, socket.socket]:
-        ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), dict(self.options),
+        ctx = SandboxContext(self.data_dir, Credentials.load_or_create(self.data_dir), self.options,
                              lock_fd=lock_fd)
         self.context = ctx
         opened = tighten(self.data_dir)
@@ -302,8 +293,6 @@ class Sandbox:
         if self.tls:
             self._ssl, self.ca_file = server_context(self.data_dir, self.host)
         self.areas = load_areas(ctx, self.area_names)
-        for area in self.areas:
-            area.max_body_bytes  # noqa: B018 - a bad *_max_body_bytes option fails here, not on a request
         # proto=IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets whose proto says TCP (accepted
         # sockets inherit it); without it every reply waits ~40 ms for a delayed ACK (Nagle).
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -323,7 +312,8 @@ class Sandbox:
         tls = self._ssl
         ssl_factory = None if tls is None else lambda config, default: tls
         logging_config = uvicorn.config.LOGGING_CONFIG if owns_process else None
-        return uvicorn.Config(app, http=self._protocol, loop=event_loop(), log_level="warning",  # type: ignore[arg-type]
+        protocol = self._protocol
+        return uvicorn.Config(app, http=protocol, loop=event_loop(), log_level="warning",  # type: ignore[arg-type]
                               log_config=logging_config, access_log=False, lifespan="on", timeout_graceful_shutdown=3,
                               proxy_headers=False, ssl_context_factory=ssl_factory)
 

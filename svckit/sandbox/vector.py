@@ -54,9 +54,7 @@ import time
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -66,8 +64,9 @@ from svckit.localindex import DenseEmbedder, LocalIndex, get_embedder, load_demo
 from svckit.localindex.dispatch import OPERATIONS, error_status
 from svckit.localindex.index import SPARSE_MODEL
 from svckit.localindex.limits import Cancelled, Limits
-from svckit.sandbox.area import Area, DailyCounts, Health, SandboxContext, positive_option
+from svckit.sandbox.area import Area, DailyCounts, Health, SandboxContext
 from svckit.sandbox.auth import bearer_check
+from svckit.sandbox.http import ApiError, error_body_with_status, error_handlers, off_loop
 
 log = logging.getLogger(__name__)
 
@@ -79,16 +78,9 @@ INDEXES: dict[str, dict[str, Any]] = {
 }
 SEEDED_INDEXES = ("dense", "sparse", "hybrid")
 SEED_BATCH = 64
-#: worker threads per index. Queries on one index take its lock in turn for their ranking, so more
-#: threads mostly wait; four let text be embedded (outside the lock) while another query ranks.
-THREADS_PER_INDEX = 4
 #: the operations the developer API's stats count as queries and as updates (per UTC day, per index)
 QUERY_OPERATIONS = frozenset({"query", "query-data", "resumable-query", "resumable-query-data", "resumable-query-next"})
 UPDATE_OPERATIONS = frozenset({"upsert", "upsert-data", "update", "delete", "reset", "delete-namespace"})
-
-
-def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message, "status": status}, status_code=status)
 
 
 async def _watch_disconnect(receive: Any, gone: threading.Event) -> None:
@@ -129,10 +121,11 @@ class VectorArea(Area):
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
         self.directory = ctx.data_dir / "vector"
-        self.model = ctx.options.get("embedding_model")  # a model directory; None = packaged MiniLM
-        self.demo_limit = ctx.options.get("demo_limit")
-        self.limits = Limits.from_options(ctx.options)
-        self.threads_per_index = positive_option(ctx.options, "vector_threads_per_index", THREADS_PER_INDEX)
+        options = ctx.options
+        self.model = options.embedding_model  # a model directory; None = packaged MiniLM
+        self.demo_limit = options.demo_limit
+        self.limits = Limits(**options.vector_limits())
+        self.threads_per_index = options.vector_threads_per_index
         self.indexes: dict[str, LocalIndex] = {}
         self.limiters: dict[str, anyio.CapacityLimiter] = {}
         self.pending: dict[str, int] = {}
@@ -145,7 +138,11 @@ class VectorArea(Area):
         self.daily = DailyCounts()
 
     def error_body(self, message: str, status: int) -> dict[str, Any]:
-        return {"error": message, "status": status}
+        return error_body_with_status(message, status)
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.ctx.options.vector_max_body_bytes
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -159,11 +156,11 @@ class VectorArea(Area):
                                        path=self.directory / name, limits=self.limits, name=name)
             return out
 
-        self.indexes = await anyio.to_thread.run_sync(open_indexes)
+        self.indexes = await off_loop(open_indexes)
         self.limiters = {name: anyio.CapacityLimiter(self.threads_per_index) for name in self.indexes}
         self.embedder = embedder = get_embedder(self.model)
         if not embedder.loaded:
-            await anyio.to_thread.run_sync(_import_shared_modules)
+            await off_loop(_import_shared_modules)
             self._warmup = threading.Thread(target=_warm_up, args=(embedder,), name="svckit-vector-model",
                                             daemon=True)
             self._warmup.start()
@@ -178,9 +175,9 @@ class VectorArea(Area):
             with contextlib.suppress(asyncio.CancelledError):
                 await self.seeding
         if self._warmup is not None:
-            await anyio.to_thread.run_sync(self._warmup.join)
+            await off_loop(self._warmup.join)
         for index in self.indexes.values():
-            await anyio.to_thread.run_sync(index.close)
+            await off_loop(index.close)
 
     async def seed(self, name: str) -> None:
         """``demo``: load the demo corpus into the three model-backed indexes, in the background.
@@ -195,12 +192,12 @@ class VectorArea(Area):
 
     async def _seed_demo(self) -> None:
         started = time.monotonic()
-        corpus = await anyio.to_thread.run_sync(load_demo_corpus, self.demo_limit)
+        corpus = await off_loop(load_demo_corpus, self.demo_limit)
         ids = [item["id"] for item in corpus]
         todo: dict[str, list[dict[str, Any]]] = {}
         for index_name in SEEDED_INDEXES:
             index = self.indexes[index_name]
-            stored = await anyio.to_thread.run_sync(functools.partial(index.fetch, ids, include_metadata=False))
+            stored = await off_loop(index.fetch, ids, include_metadata=False)
             todo[index_name] = [item for item, have in zip(corpus, stored)
                                 if have is None or have.get("data") != item["data"]]
             self.pending[index_name] = len(todo[index_name])
@@ -212,7 +209,7 @@ class VectorArea(Area):
             for index_name in SEEDED_INDEXES:
                 batch = todo[index_name][start : start + SEED_BATCH]
                 if batch:
-                    await anyio.to_thread.run_sync(self.indexes[index_name].upsert_data, batch)
+                    await off_loop(self.indexes[index_name].upsert_data, batch)
                     self.pending[index_name] -= len(batch)
         embedded = sum(len(t) for t in todo.values())
         log.info("vector: demo corpus ready (%d items in %s; %s)", len(corpus), ", ".join(SEEDED_INDEXES),
@@ -223,7 +220,7 @@ class VectorArea(Area):
         if self.seeding is not None:
             await self.seeding
         if self._warmup is not None:
-            await anyio.to_thread.run_sync(self._warmup.join)
+            await off_loop(self._warmup.join)
 
     async def health(self) -> list[Health]:
         """"index": the indexes are open and the embedding model loaded (or loading: text operations
@@ -247,7 +244,7 @@ class VectorArea(Area):
 
     # -- HTTP --------------------------------------------------------------------------------
     async def holds(self) -> str:
-        counts = await anyio.to_thread.run_sync(lambda: [i.info()["vectorCount"] for i in self.indexes.values()])
+        counts = await off_loop(lambda: [i.info()["vectorCount"] for i in self.indexes.values()])
         text = f"{sum(counts):,} vectors in {len(counts)} indexes"
         pending = sum(self.pending.values())
         return f"{text}, {pending:,} more being embedded" if pending else text
@@ -286,7 +283,7 @@ class VectorArea(Area):
                     size += path.stat().st_size if path.is_file() else 0
             return index.info()["vectorCount"], size
 
-        vectors, storage = await anyio.to_thread.run_sync(measure)
+        vectors, storage = await off_loop(measure)
         return {"vectors": vectors, "pending": self.pending.get(name, 0), "storage_bytes": storage,
                 "queries_today": self.daily.today(f"query {name}"), "updates_today": self.daily.today(f"update {name}")}
 
@@ -303,17 +300,17 @@ class VectorArea(Area):
     async def _handle(self, request: Request) -> JSONResponse:
         refused = self._check(request.headers.get("authorization"))
         if refused is not None:
-            return _error(f"Unauthorized: {refused}", 401)
+            raise ApiError(401, f"Unauthorized: {refused}")
         index_name = request.path_params["index"]
         if index_name not in self.indexes:
-            return _error(f"index {index_name!r} not found; this sandbox serves {', '.join(INDEXES)}", 404)
+            raise ApiError(404, f"index {index_name!r} not found; this sandbox serves {', '.join(INDEXES)}")
         operation = request.path_params["operation"]
         if operation != "info":
             if operation not in OPERATIONS:
                 served = ", ".join(OPERATIONS)
-                return _error(f"unknown operation {operation!r}; this sandbox serves info, {served}", 404)
+                raise ApiError(404, f"unknown operation {operation!r}; this sandbox serves info, {served}")
             if request.method != "POST":
-                return _error(f"{operation} takes POST", 405)
+                raise ApiError(405, f"{operation} takes POST")
         raw = b"" if operation == "info" else await request.body()
         namespace = request.path_params.get("namespace", "")
         gone = threading.Event()  # set if the client goes before its answer: the work stops
@@ -321,9 +318,13 @@ class VectorArea(Area):
         async with anyio.create_task_group() as watching:
             watching.start_soon(_watch_disconnect, request.receive, gone)
             try:
-                reply = await anyio.to_thread.run_sync(answer, limiter=self.limiters[index_name])
+                reply: JSONResponse | ApiError = await off_loop(answer, limiter=self.limiters[index_name])
+            except ApiError as exc:  # raised below, out of the task group (which would wrap it in a group)
+                reply = exc
             finally:
                 watching.cancel_scope.cancel()
+        if isinstance(reply, ApiError):
+            raise reply
         return reply
 
     def _answer(self, index_name: str, operation: str, raw: bytes, namespace: str,
@@ -341,17 +342,17 @@ class VectorArea(Area):
         try:
             body = json.loads(raw or b"null")
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
-            return _error(f"request body is not valid JSON: {exc}", 400)
+            raise ApiError(400, f"request body is not valid JSON: {exc}") from None
         try:
             result = OPERATIONS[operation](index, body, namespace, params, gone)
         except Cancelled:
             log.info("vector: %s on %s stopped: its client went away before the answer", operation, index_name)
-            return _error("the client went away before the answer was ready", 400)  # (read by nobody)
+            raise ApiError(400, "the client went away before the answer was ready") from None  # (read by nobody)
         except Exception as exc:
             status = error_status(exc)
             if status is None:
                 raise
-            return _error(str(exc), status)
+            raise ApiError(status, str(exc)) from None
         if operation in QUERY_OPERATIONS or operation in UPDATE_OPERATIONS:
             kind = "query" if operation in QUERY_OPERATIONS else "update"
             self.daily.add(f"{kind} {index_name}", len(body) if isinstance(body, list) and kind == "query" else 1)
@@ -359,9 +360,8 @@ class VectorArea(Area):
 
     def app(self) -> Starlette:
         methods = ["GET", "POST"]
-        # an unknown path inside /vector answers the spec's error body too, not Starlette's plain text
-        not_found = {HTTPException: lambda request, exc: _error(str(exc.detail), exc.status_code)}
-        return Starlette(exception_handlers=not_found, routes=[
+        # every error, an unknown path inside /vector too, answers the spec's error body
+        return Starlette(exception_handlers=error_handlers(self.error_body), routes=[
             Route("/{index}/{operation}", self._handle, methods=methods),
             Route("/{index}/{operation}/", self._handle, methods=methods),
             Route("/{index}/{operation}/{namespace:path}", self._handle, methods=methods),

@@ -12,6 +12,7 @@ from starlette.routing import Mount, Route
 from svckit.sandbox import openapi
 from svckit.sandbox.area import Credentials, SandboxContext
 from svckit.sandbox.kv.gateway import ALLOWED_METHODS, Gateway
+from svckit.sandbox.options import SandboxOptions
 from svckit.sandbox.server import ALL_AREAS, build_app, load_areas
 
 _PARAM = re.compile(r"^\{[^}]+\}$")
@@ -38,7 +39,7 @@ def _covers(template: str, concrete_template: str) -> bool:
 def _mounted_routes(tmp_path) -> list[tuple[str, set[str]]]:
     """(full path, methods) of every Starlette route of the app, areas included (through their
     mounts and any middleware that wraps an area's router)."""
-    ctx = SandboxContext(tmp_path, Credentials.load_or_create(tmp_path), {"backend": "fakeredis"})
+    ctx = SandboxContext(tmp_path, Credentials.load_or_create(tmp_path), SandboxOptions(backend="fakeredis"))
     app = build_app(load_areas(ctx, ALL_AREAS))
     found: list[tuple[str, set[str]]] = []
 

@@ -69,8 +69,8 @@ def test_the_names_the_sandbox_serves_and_the_added_ones_are_served(sandbox: San
 
 def test_allowed_host_is_a_repeatable_flag_and_a_bad_name_stops_the_start(tmp_path) -> None:
     args = build_parser().parse_args(["sandbox", "--allowed-host", "a.test", "--allowed-host", "[::5]"])
-    assert sandbox_from_args(args).options["allowed_hosts"] == ("a.test", "[::5]")
-    assert sandbox_from_args(build_parser().parse_args(["sandbox"])).options["allowed_hosts"] == ()
+    assert sandbox_from_args(args).options.allowed_hosts == ("a.test", "[::5]")
+    assert sandbox_from_args(build_parser().parse_args(["sandbox"])).options.allowed_hosts == ()
     with pytest.raises(ValueError, match=r"allowed_hosts: 'a\.test/x' is not a host name or address"):
         Sandbox(tmp_path / "data", areas=["account"], allowed_hosts=["a.test/x"]).start()
     assert not (tmp_path / "data").exists()  # refused before anything is made there

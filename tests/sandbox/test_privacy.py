@@ -17,6 +17,7 @@ import pytest
 from svckit.config import Settings
 from svckit.sandbox import Sandbox
 from svckit.sandbox.area import Credentials, SandboxContext
+from svckit.sandbox.options import SandboxOptions
 from svckit.sandbox.server import exposure_warning
 from tests.conftest import basic, cli_sandbox, lines_until, require_binary, running
 
@@ -154,5 +155,6 @@ def test_other_binds_are_warned_about_saying_what_they_expose(host):
 def test_the_sandbox_context_repr_shows_no_option_value(tmp_path):
     # areas log and raise with their context at hand; an external Redis's URL carries its password
     ctx = SandboxContext(tmp_path, Credentials.load_or_create(tmp_path),
-                         {"redis_url": "redis://app:hunter2-secret-pw@127.0.0.1:6379/0"})
+                         SandboxOptions(redis_url="redis://app:hunter2-secret-pw@127.0.0.1:6379/0"))
     assert "hunter2-secret-pw" not in repr(ctx) and "SandboxContext(" in repr(ctx)
+    assert "hunter2-secret-pw" not in repr(ctx.options)

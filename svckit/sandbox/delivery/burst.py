@@ -14,7 +14,7 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from svckit.sandbox.delivery.quota import UPGRADE
-from svckit.sandbox.http import error_response
+from svckit.sandbox.http import ApiError, error_reply
 
 EXEMPT = ("/v2/publish/", "/v2/enqueue/", "/v2/batch", "/v2/trigger/", "/v2/notify")
 
@@ -35,7 +35,8 @@ class BurstLimit:
             if self._count > self._allowed:
                 headers = {"Burst-RateLimit-Limit": str(self._allowed), "Burst-RateLimit-Remaining": "0",
                            "Burst-RateLimit-Reset": str(second + 1), "Retry-After": "1"}
-                await error_response(429, f"too many requests: the queue account's max_requests_per_second is "
-                                          f"{self._allowed}; wait a second, or {UPGRADE}", headers)(scope, receive, send)
+                refused = ApiError(429, f"too many requests: the queue account's max_requests_per_second is "
+                                        f"{self._allowed}; wait a second, or {UPGRADE}", headers)
+                await error_reply(refused)(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -59,6 +59,7 @@ from svckit.sandbox.delivery.records import (
     waiting_of,
 )
 from svckit.sandbox.delivery.signing import signature
+from svckit.sandbox.http import off_loop
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 log = logging.getLogger(__name__)
@@ -110,8 +111,23 @@ class _Rate:
     count: int = 0
 
 
+def _http_clients(local_app: Any) -> tuple[httpx.AsyncClient, httpx.AsyncClient | None]:
+    """The engine's HTTP clients: to the network (no proxy variables, no redirects: module docstring),
+    and, with ``local_app``, to the workflows served in this process through httpx's ASGI transport,
+    where an exception of the app is its 500, as a real server's would be: counted, retried, DLQ'd."""
+    network = httpx.AsyncClient(trust_env=False, follow_redirects=False,
+                                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
+    if local_app is None:
+        return network, None
+    return network, httpx.AsyncClient(transport=httpx.ASGITransport(app=local_app, raise_app_exceptions=False))
+
+
 class Deliveries:
     """The delivery engine of one sandbox (module docstring)."""
+
+    #: the HTTP clients :meth:`start` makes: to the network, and to the workflows of :attr:`local`
+    _client: httpx.AsyncClient | None
+    _local_client: httpx.AsyncClient | None
 
     def __init__(self, store: Store, *, signing_key: Callable[[], str], account: Callable[[], Mapping[str, Any]],
                  backoff_scale: float = 1.0) -> None:
@@ -120,7 +136,7 @@ class Deliveries:
         self.account = account
         self.backoff_scale = backoff_scale
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._client: httpx.AsyncClient | None = None
+        self._client = None
         self._heap: list[tuple[int, int]] = []
         self._pending: dict[int, _Pending] = {}
         self._ready: dict[str | None, list[tuple[int, _Pending]]] = {}
@@ -140,7 +156,7 @@ class Deliveries:
         #: workflows served in this process (:mod:`svckit.sandbox.workflow.local`): which URLs, and
         #: their ASGI app, delivered to through httpx's ASGI transport instead of the network
         self.local: tuple[Callable[[str], bool], Any] | None = None
-        self._local_client: httpx.AsyncClient | None = None
+        self._local_client = None
         #: why a URL may not be delivered to now (None: it may): the publisher's loopback rule, asked
         #: again before each attempt, since a registered workflow's URL is no longer served after a
         #: restart until it is registered again; such a message waits (no attempt is spent), as on a
@@ -151,17 +167,12 @@ class Deliveries:
     # -- lifecycle (on the event loop) ----------------------------------------------------------
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._client = httpx.AsyncClient(trust_env=False, follow_redirects=False,
-                                         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64))
-        if self.local is not None:
-            # an exception of the app is its 500, as a real server's would be: counted, retried, DLQ'd
-            self._local_client = httpx.AsyncClient(
-                transport=httpx.ASGITransport(app=self.local[1], raise_app_exceptions=False))
+        self._client, self._local_client = _http_clients(None if self.local is None else self.local[1])
         self._global = int(self.account()["max_global_parallelism"])
         self.store.account_listeners.append(self._account_changed)
         self._queues = {r["name"]: (r["parallelism"], bool(r["paused"]))
-                        for r in await asyncio.to_thread(self.store.query, "SELECT * FROM queues")}
-        rows = await asyncio.to_thread(self.store.query, (
+                        for r in await off_loop(self.store.query, "SELECT * FROM queues")}
+        rows = await off_loop(self.store.query, (
             "SELECT seq, due_at, queue_name, flow_control_key, flow_control_value, state FROM messages "
             f"WHERE state IN ({','.join('?' * len(WAITING))}) ORDER BY seq"), WAITING)
         for row in rows:
@@ -326,12 +337,12 @@ class Deliveries:
     async def _attempt(self, pending: _Pending) -> None:
         next_due: int | None = None
         try:
-            job = await asyncio.to_thread(self._begin_attempt, pending.seq)
+            job = await off_loop(self._begin_attempt, pending.seq)
             self._told_waiting.discard(pending.seq)
             if job is None:
                 return  # canceled meanwhile
             outcome = await self._send(job)
-            next_due, made = await asyncio.to_thread(self._record, job, outcome)
+            next_due, made = await off_loop(self._record, job, outcome)
             self._add_many(made)
         except StoreClosed:
             return  # the sandbox is stopping: the message is delivered again at the next start

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -27,7 +26,7 @@ from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher, check_name
 from svckit.sandbox.delivery.quota import UPGRADE, check_room
 from svckit.sandbox.delivery.records import WAITING, cancel_waiting
-from svckit.sandbox.http import ApiError, json_body
+from svckit.sandbox.http import ApiError, json_body, off_loop
 from svckit.sandbox.store import Store, now_ms
 
 
@@ -93,7 +92,7 @@ class Resources:
                            "paused = excluded.paused, updated_at = excluded.updated_at",
                            (name, parallelism, int(paused), now, now))
 
-        await run_in_threadpool(upsert)
+        await off_loop(upsert)
         self.engine.queue_changed(name, parallelism, paused)
         return JSONResponse("OK")
 
@@ -190,7 +189,7 @@ class Resources:
                                "DO UPDATE SET name = excluded.name", (topic, endpoint["url"], endpoint["name"]))
                 db.execute("UPDATE topics SET updated_at = ? WHERE name = ?", (now, topic))
 
-        await run_in_threadpool(add)
+        await off_loop(add)
         return JSONResponse("OK")
 
     async def remove_endpoints(self, request: Request) -> JSONResponse:

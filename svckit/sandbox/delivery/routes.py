@@ -18,7 +18,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -28,7 +27,7 @@ from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.options import OptionError, read_options
 from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
 from svckit.sandbox.delivery.records import WAITING, cancel_waiting, message_wire
-from svckit.sandbox.http import ApiError, json_body, lower_headers, path_tail
+from svckit.sandbox.http import ApiError, json_body, lower_headers, off_loop, path_tail
 from svckit.sandbox.store import Store, now_ms
 from svckit.sandbox.workflow.wire import workflow_of
 
@@ -57,7 +56,7 @@ class MessageRoutes:
 
     async def _accept(self, request: Request, item: Publish) -> JSONResponse:
         caller = request.client.host if request.client else None
-        [answer] = await run_in_threadpool(self.publisher.publish, [item], caller)
+        [answer] = await off_loop(self.publisher.publish, [item], caller)
         duplicate = (answer[0] if isinstance(answer, list) else answer).get("deduplicated", False)
         return JSONResponse(answer, status_code=202 if duplicate else 200)
 
@@ -105,7 +104,7 @@ class MessageRoutes:
 
     async def cancel_one(self, request: Request) -> JSONResponse:
         message_id = request.path_params["messageId"]
-        if not await run_in_threadpool(self._cancel, "message_id = ?", [message_id]):
+        if not await off_loop(self._cancel, "message_id = ?", [message_id]):
             raise ApiError(404, f"no message {message_id!r} waiting for delivery to cancel")
         return JSONResponse({"cancelled": 1})
 
@@ -134,5 +133,5 @@ class MessageRoutes:
                 except ValueError:
                     raise ApiError(400, f"{param}: must be Unix milliseconds, got {params[param]!r}") from None
                 clauses.append(f"created_at {op} ?")
-        cancelled = await run_in_threadpool(self._cancel, " AND ".join(clauses), args)
+        cancelled = await off_loop(self._cancel, " AND ".join(clauses), args)
         return JSONResponse({"cancelled": cancelled})

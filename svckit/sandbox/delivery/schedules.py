@@ -25,7 +25,6 @@ import time
 import uuid
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -36,7 +35,7 @@ from svckit.sandbox.delivery.options import PREFIX, OptionError, read_options
 from svckit.sandbox.delivery.publish import Publish, Publisher, check_name
 from svckit.sandbox.delivery.quota import check_message, check_room, retries_of
 from svckit.sandbox.delivery.records import body_wire, header_map
-from svckit.sandbox.http import ApiError, lower_headers, path_tail
+from svckit.sandbox.http import ApiError, lower_headers, off_loop, path_tail
 from svckit.sandbox.store import Store, StoreClosed, now_ms
 
 log = logging.getLogger(__name__)
@@ -77,10 +76,10 @@ class Schedules:
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         now = time.time()
-        rows = await asyncio.to_thread(self.store.query, "SELECT schedule_id, cron FROM schedules WHERE paused = 0")
+        rows = await off_loop(self.store.query, "SELECT schedule_id, cron FROM schedules WHERE paused = 0")
         for row in rows:
             next_at = int(parse_cron(row["cron"]).next_after(now) * 1000)
-            await asyncio.to_thread(self._set_next, row["schedule_id"], next_at)
+            await off_loop(self._set_next, row["schedule_id"], next_at)
             heapq.heappush(self._heap, (next_at, row["schedule_id"]))
         self._task = asyncio.create_task(self._run(), name="svckit-schedules")
 
@@ -110,7 +109,7 @@ class Schedules:
             while self._heap and self._heap[0][0] <= now:
                 due, schedule_id = heapq.heappop(self._heap)
                 try:
-                    following = await asyncio.to_thread(self._fire, schedule_id, due)
+                    following = await off_loop(self._fire, schedule_id, due)
                 except StoreClosed:
                     return
                 except Exception:  # a schedule's fault must not stop the others
@@ -178,7 +177,7 @@ class Schedules:
                            (schedule_id, destination_text, cron.expression, json.dumps(kept), body, now, caller, next_at))
             return next_at
 
-        self._armed(schedule_id, await run_in_threadpool(save))
+        self._armed(schedule_id, await off_loop(save))
         return JSONResponse({"scheduleId": schedule_id})
 
     def _wire(self, row: Any) -> dict[str, Any]:

@@ -20,7 +20,6 @@ characters (400 beyond it), so what is stored stays small.
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -30,7 +29,7 @@ from svckit.sandbox.area import Area, Health, SandboxContext
 from svckit.sandbox.auth import basic_check
 from svckit.sandbox.devapi.queue import queue_routes
 from svckit.sandbox.devapi.resources import resource_routes
-from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, required_string
+from svckit.sandbox.http import ApiError, AuthGate, json_app, json_body, off_loop, required_string
 from svckit.sandbox.store import Store
 
 __all__ = ["MAX_NAME_LENGTH", "DevApiArea"]
@@ -43,13 +42,16 @@ class DevApiArea(Area):
     """Developer management interface: the account's resources, search index rename, the queue account."""
 
     prefix = "/devapi/v2"
-    default_max_body_bytes = 64 * 1024
 
     def __init__(self, ctx: SandboxContext) -> None:
         super().__init__(ctx)
         self.store = Store.acquire(ctx)
         self.store.ensure_queue_account(ctx.credentials.devapi_email)
         self.store.ensure_search_indexes()
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.ctx.options.devapi_max_body_bytes
 
     def app(self) -> ASGIApp:
         store = self.store
@@ -59,7 +61,7 @@ class DevApiArea(Area):
             name = required_string(await json_body(request), "name")
             if len(name) > MAX_NAME_LENGTH:
                 raise ApiError(400, f"name: must be at most {MAX_NAME_LENGTH} characters, got {len(name)}")
-            if not await run_in_threadpool(store.rename_search_index, index_id, name):
+            if not await off_loop(store.rename_search_index, index_id, name):
                 raise ApiError(404, f"search index {index_id!r} not found")
             return JSONResponse("OK")
 

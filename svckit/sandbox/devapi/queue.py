@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svckit.account.plans import SET_PLAN_NAMES, UPGRADE_PLAN_NAMES
 from svckit.sandbox.delivery.stats import DEFAULT_PERIOD, queue_stats
-from svckit.sandbox.http import ApiError, json_body, required_string
+from svckit.sandbox.http import ApiError, json_body, off_loop, required_string
 from svckit.sandbox.store import Store, now_ms
 
 
@@ -63,16 +62,16 @@ def queue_routes(store: Store) -> list[Route]:
         plan_name = required_string(body, "plan_name")
         if plan_name not in UPGRADE_PLAN_NAMES:
             raise ApiError(400, f"plan_name: must be one of {', '.join(UPGRADE_PLAN_NAMES)}")
-        if not await run_in_threadpool(store.upgrade_plan, customer_id, plan_name):
+        if not await off_loop(store.upgrade_plan, customer_id, plan_name):
             raise ApiError(404, f"no queue account for customer {customer_id!r}")
         return JSONResponse("OK")
 
     async def set_plan(request: Request) -> JSONResponse:  # POST /qstash/set-plan/{id}: {"plan_name"}
-        record = await run_in_threadpool(account, request)
+        record = await off_loop(account, request)
         plan_name = required_string(await json_body(request), "plan_name")
         if plan_name not in SET_PLAN_NAMES:
             raise ApiError(400, f"plan_name: must be one of {', '.join(SET_PLAN_NAMES)}, got {plan_name!r}")
-        if not await run_in_threadpool(store.upgrade_plan, record["customer_id"], SET_PLAN_NAMES[plan_name]):
+        if not await off_loop(store.upgrade_plan, record["customer_id"], SET_PLAN_NAMES[plan_name]):
             raise ApiError(404, f"queue account {record['id']!r} not found")
         return JSONResponse("OK")
 

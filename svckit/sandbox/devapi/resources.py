@@ -18,13 +18,12 @@ import datetime as dt
 import time
 from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svckit.sandbox.delivery.stats import DEFAULT_PERIOD, PERIODS, vendor_time
-from svckit.sandbox.http import ApiError
+from svckit.sandbox.http import ApiError, off_loop
 
 if TYPE_CHECKING:
     from svckit.sandbox.area import Area
@@ -92,7 +91,7 @@ def resource_routes(devapi: DevApiArea) -> list[Route]:
         if area is None:
             return []
         described = area.resource_records(origin(request))
-        identities = await run_in_threadpool(lambda: {name: store.resource_identity(kind, name) for name in described})
+        identities = await off_loop(lambda: {name: store.resource_identity(kind, name) for name in described})
         id_field, name_field = ID_FIELDS[kind]
         return [(name, {id_field: identities[name]["id"], name_field: name, "region": "local", "type": "free",
                         "creation_time": identities[name]["creation_time"], "customer_id": customer, **fields})

@@ -38,6 +38,7 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from svckit.sandbox.http import off_loop
 from svckit.sandbox.workflow.wire import VERSION
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,7 @@ class WorkflowApp:
         if headers.get("upstash-workflow-is-failure") == "true":
             return await self._failure(registered, body, headers.get("upstash-label"))
         if VERSION not in headers:  # a first call: start a run with this body
-            run_id = await anyio.to_thread.run_sync(self._start, url, _json(body))
+            run_id = await off_loop(self._start, url, _json(body))
             return JSONResponse({"workflowRunId": run_id}, headers=PROTOCOL)
         run_id = headers.get("upstash-workflow-runid", "")
         entries = json.loads(body)
@@ -221,7 +222,7 @@ class WorkflowApp:
         context = WorkflowContext(lambda steps, delay: self._publish(url, run_id, steps, delay), run_id, url,
                                   _json(base64.b64decode(entries[0]["body"])), headers.get("upstash-label"), history,
                                   int(created) if created.isdigit() else None)
-        return await anyio.to_thread.run_sync(self._execute, registered.fn, context, limiter=self._limiter)
+        return await off_loop(self._execute, registered.fn, context, limiter=self._limiter)
 
     def _execute(self, fn: Workflow, context: WorkflowContext) -> JSONResponse:
         try:
@@ -246,7 +247,7 @@ class WorkflowApp:
             body=_json(base64.b64decode(report.get("sourceBody") or "")), label=label, dlq_id=report.get("dlqId"),
             status=int(report.get("status") or 0), response=base64.b64decode(report.get("body") or "").decode("utf-8", "replace"))
         try:
-            result = await anyio.to_thread.run_sync(registered.failure_function, failure, limiter=self._limiter)
+            result = await off_loop(registered.failure_function, failure, limiter=self._limiter)
         except Exception as exc:  # noqa: BLE001 - a failed callback: recorded as CALLBACK_FAIL
             return JSONResponse({"error": error_text(exc)}, status_code=500)
         return JSONResponse({"result": result})

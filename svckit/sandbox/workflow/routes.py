@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from svckit.sandbox.delivery.engine import Deliveries
 from svckit.sandbox.delivery.publish import Publisher
-from svckit.sandbox.http import ApiError, lower_headers
+from svckit.sandbox.http import ApiError, lower_headers, off_loop
 from svckit.sandbox.store import Store, now_ms
 from svckit.sandbox.workflow import events
 from svckit.sandbox.workflow.runs import run_of
@@ -73,7 +72,7 @@ class WorkflowRoutes:
                 waiting = events.wait(db, request.path_params["eventId"], body, headers, now_ms())
             self.engine.submit(waiting)
 
-        await run_in_threadpool(register)
+        await off_loop(register)
         return JSONResponse({})
 
     async def notify(self, request: Request) -> JSONResponse:
@@ -87,7 +86,7 @@ class WorkflowRoutes:
             self.engine.submit(waiting)
             return answers
 
-        answers = await run_in_threadpool(deliver)
+        answers = await off_loop(deliver)
         if run_id is not None:  # the run form answers one waiter
             if not answers:
                 raise ApiError(404, f"workflow run {run_id!r} does not wait for {request.path_params['eventId']!r}")

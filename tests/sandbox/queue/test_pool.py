@@ -109,18 +109,21 @@ def test_waiting_runs_start_and_a_canceled_one_never_starts(tmp_path):
         runner.register(URL, wf)
         ids = [trigger(sb, http, {"n": n}) for n in range(6)]
         gauge.wait_for(1)
-        r = http.delete(f"{sb.url}/queue/v2/workflows/runs/{ids[2]}",
+        first = gauge.started[0]  # which run the one worker takes first is not promised
+        waiting = 2 if first != 2 else 3
+        r = http.delete(f"{sb.url}/queue/v2/workflows/runs/{ids[waiting]}",
                         headers={"Authorization": f"Bearer {sb.env['SVC_QUEUE_TOKEN']}"})
         assert r.status_code == 200 and r.json() == "OK"
         # canceled while waiting: finished at once, though the only worker is still busy (a wait
         # that lasted until the gate opens would hang this test: the gate opens only after it)
-        assert runner.wait(runner.handle(ids[2], _created(runner, ids[2])), timeout=600) == "RUN_CANCELED"
-        assert gauge.started == [0]
+        assert runner.wait(runner.handle(ids[waiting], _created(runner, ids[waiting])), timeout=600) == "RUN_CANCELED"
+        assert gauge.started == [first]
         gate.set()
         for run_id in ids:
             runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT)
-        assert sorted(gauge.started) == sorted(entered) == [0, 1, 3, 4, 5]
-        assert [states(runner)[i] for i in ids] == ["RUN_SUCCESS"] * 2 + ["RUN_CANCELED"] + ["RUN_SUCCESS"] * 3
+        assert sorted(gauge.started) == sorted(entered) == [n for n in range(6) if n != waiting]
+        assert [states(runner)[i] for i in ids] == [
+            "RUN_CANCELED" if n == waiting else "RUN_SUCCESS" for n in range(6)]
 
 
 @pytest.mark.timeout(120)
@@ -165,15 +168,16 @@ def test_a_sandbox_stopped_with_runs_waiting_delivers_them_after_its_restart(tmp
         with pooled(tmp_path, 1) as sb, httpx.Client(timeout=30) as http:
             sb.area("queue").runner.register(URL, wf)
             ids = [trigger(sb, http, {"n": n}) for n in range(5)]
-            eventually(lambda: started, "run 0's step started", WAIT)
-        # stopped while run 0 blocks and runs 1..4 wait: none of them started
-        assert started == [0]
+            eventually(lambda: started, "one run's step started", WAIT)
+        # stopped while one run blocks and the other four wait: none of them started. Which run the
+        # one worker takes first is not promised (deliveries of separate publishes are unordered).
+        assert len(started) == 1
         stuck.set()
         with pooled(tmp_path, 1) as again:
             runner = again.area("queue").runner
             runner.register(URL, wf)  # as the demo does on every start
             for run_id in ids:
                 assert runner.wait(runner.handle(run_id, _created(runner, run_id)), timeout=WAIT) == "RUN_SUCCESS"
-        assert sorted(set(started)) == [0, 1, 2, 3, 4]  # run 0's step again: it never reported
+        assert sorted(set(started)) == [0, 1, 2, 3, 4]  # the first run's step again: it never reported
     finally:
         stuck.set()

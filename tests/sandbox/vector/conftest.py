@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from svckit.localindex.filter import Filter
+from svckit.core.filter import Filter
 from svckit.sandbox import Sandbox
 
 DIM = 384

@@ -6,8 +6,8 @@ import httpx
 import numpy as np
 import pytest
 
+from svckit.core import fusion
 from svckit.errors import AuthError, BadRequest, EmbeddingModelRequired
-from svckit.localindex import fusion
 from svckit.vector import AsyncVector, QueryResult, SparseVector, Vector
 from tests.conftest import VECTOR_CORPUS as CORPUS
 
