@@ -19,6 +19,10 @@ Frames that :mod:`svckit.frames` (and the analyses) return carry a mark (:func:`
 ``DataFrame.attrs`` that pandas carries through selection, ``head``, sorting and merges);
 :func:`use_readable_frames` makes IPython display the marked ones with :func:`readable` and every
 other DataFrame exactly as pandas does.
+
+How an account limit and a usage read (:func:`format_limit`, :func:`plan_text`, :func:`usage_text`,
+:data:`GROUP_TITLES`) is here too: the account frames' ``display`` columns and the dashboard's
+cards write them with these.
 """
 
 from __future__ import annotations
@@ -34,10 +38,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from svckit._units import (
+    DECIMALS,
     READABLE,
     UNITS,
     count_text,
-    decimal_text,
     duration_text,
     mark,
     share_text,
@@ -48,8 +52,8 @@ from svckit._units import (
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-__all__ = ["READABLE", "ipython_shell", "is_marked", "is_url", "mark", "readable", "unit_of", "url_html",
-           "use_readable_frames"]
+__all__ = ["GROUP_TITLES", "READABLE", "format_limit", "ipython_shell", "is_marked", "is_url", "mark", "plan_text",
+           "readable", "unit_of", "url_html", "usage_text", "use_readable_frames"]
 
 TEXT_LIMIT = 120  # characters of text shown in a cell; the rest is in its tooltip
 TITLE_LIMIT = 1000  # characters of a tooltip: a cell holding a 384-float vector stays a few kB
@@ -93,9 +97,10 @@ def _text_cell(value: Any) -> str:
     return html.escape(text)
 
 
-def _float_formatter(values: Sequence[Any], precision: int) -> Callable[[Any], str]:
-    """Floats as pandas' repr writes a column: ``precision`` decimals less the trailing zeros every
-    value shares (at least one decimal left), or scientific notation when a value is tiny, or huge
+def _float_formatter(values: Sequence[Any], precision: int, least: int = 1) -> Callable[[Any], str]:
+    """Floats in one precision per column, as pandas' repr writes a column: ``precision`` decimals
+    less the trailing zeros every value shares (at least ``least`` left: a score column of whole
+    numbers reads ``1``, a float column ``1.0``), or scientific notation when a value is tiny, or huge
     and long."""
     finite = [float(v) for v in values if not pd.isna(v) and math.isfinite(float(v))]
     fixed = [f"{v:.{precision}f}" for v in finite]
@@ -104,7 +109,7 @@ def _float_formatter(values: Sequence[Any], precision: int) -> Callable[[Any], s
     if tiny or huge:
         return lambda v: f"{float(v):.{precision}e}"
     shared = min((len(t) - len(t.rstrip("0")) for t in fixed), default=0)
-    decimals = max(precision - shared, min(precision, 1))
+    decimals = max(precision - shared, min(precision, least))
     return lambda v: f"{float(v):.{decimals}f}" if math.isfinite(float(v)) else str(float(v))
 
 
@@ -140,6 +145,49 @@ _UNIT_TEXTS: dict[str, Callable[[Any], str]] = {
 }
 
 
+# -- account limits and usage, as the account frames' display columns and cards write them ----------
+#: the titles of the account limits' groups (:data:`svckit.frames.ACCOUNT_GROUPS`)
+GROUP_TITLES: dict[str, str] = {
+    "throughput": "Throughput", "sizes": "Sizes", "dlq": "Dead-letter queue", "scheduling": "Scheduling",
+    "parallelism": "Parallelism", "plan": "Plan",
+}
+
+
+def format_limit(value: Any, unit: str) -> str:
+    """A limit as a person reads it: bytes in KiB/MiB, ms/s as durations, big counts with separators."""
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if unit == "bytes":
+        return _bytes_text(value)
+    if unit == "ms":
+        return duration_text(float(value) / 1000)
+    if unit == "s":
+        return duration_text(float(value))
+    if unit == "unix s":
+        return "never" if not value else pd.Timestamp(int(value), unit="s", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
+    if unit == "USD":
+        return f"${float(value):,.2f}"
+    if isinstance(value, (int, float)):
+        return f"{value:,}" + (f" {unit}" if unit else "")
+    return str(value) if value != "" else MISSING
+
+
+def plan_text(value: Any, _unit: str = "") -> str:
+    """A plan by its display name (``queue_enterprise_1m`` reads ``Fixed 1M``), ``—`` for none."""
+    from svckit.account.plans import plan_title  # the plans' names, a table of the account area
+
+    return plan_title(str(getattr(value, "value", value))) if value else MISSING
+
+
+def usage_text(used: int, limit: int | None, unit: str = "count") -> str:
+    """What is used against a limit: ``12 of 10,000``, ``1.3 MiB of 256.0 MiB``, or the use alone
+    where there is no limit."""
+    text = _bytes_text if unit == "bytes" else (lambda n: f"{n:,}")
+    return f"{text(used)} of {text(limit)}" if limit is not None else text(used)
+
+
 def unit_of(label: Hashable, units: dict[Any, str]) -> str | None:
     """The unit of a column: its own, or that of the longest marked label it extends by a word (a
     merge's ``memory exact`` is in ``memory``'s unit)."""
@@ -150,17 +198,9 @@ def unit_of(label: Hashable, units: dict[Any, str]) -> str | None:
     return units[max(stems, key=len)] if stems else None
 
 
-def _score_formatter(values: Sequence[Any]) -> Callable[[Any], str]:
-    """Scores in one precision per column: as many decimals as its values need, at most
-    :data:`~svckit._units.DECIMALS` (``0.930`` beside ``0.832``; ``0.032787``)."""
-    finite = [float(v) for v in values if not pd.isna(v) and math.isfinite(float(v))]
-    decimals = max((len(decimal_text(v).partition(".")[2]) for v in finite if "e" not in decimal_text(v)), default=0)
-    return lambda v: decimal_text(float(v)) if "e" in decimal_text(float(v)) else f"{float(v):.{decimals}f}"
-
-
 def _formatter(kind: str, column: pd.Series, unit: str | None = None) -> Callable[[Any], str]:
-    if unit == "score" and kind not in ("time", "url"):
-        return _score_formatter(column.tolist())
+    if unit == "score" and kind not in ("time", "url"):  # six decimals at most, as the widgets write a score
+        return _float_formatter(column.tolist(), DECIMALS, least=0)
     if unit in _UNIT_TEXTS and kind not in ("time", "url"):
         return _UNIT_TEXTS[unit]
     if kind == "duration":

@@ -162,7 +162,7 @@ def test_the_analyses_frames_are_marked_too():
     from types import SimpleNamespace
 
     from svckit.kv.analysis import KeyspaceAnalysis
-    from svckit.kv.bulk import records_frame
+    from svckit.kv.bulk import export_frame
     from svckit.kv.profiler import MonitorProfile
     from svckit.vector.evaluation import summarize
 
@@ -172,7 +172,7 @@ def test_the_analyses_frames_are_marked_too():
     event = SimpleNamespace(time=1_795_400_000.0, command="GET", args=["user:1"])
     snapshot = MonitorProfile().feed_all([event]).snapshot()
     assert all(display.is_marked(f) for f in (snapshot.rate, snapshot.commands, snapshot.keys, snapshot.prefixes))
-    assert display.is_marked(records_frame([{"key": "k", "type": "string", "ttl_ms": None, "value": "v"}]))
+    assert display.is_marked(export_frame([{"key": "k", "type": "string", "ttl_ms": None, "value": "v"}]))
     per_query = display.mark(pd.DataFrame({"configuration": ["dense"], "recall": [1.0], "reciprocal_rank": [1.0],
                                            "ndcg": [1.0]}))
     assert display.is_marked(summarize(per_query))  # evaluate() marks; summarize() keeps its attrs

@@ -84,7 +84,7 @@ def test_stream_ids_become_utc_times_and_sequence_numbers():
 
 
 @pytest.mark.parametrize(("value", "unit", "text"), [
-    (None, "bytes", "—"), (math.nan, "ms", "—"), ("", "", "—"),
+    (None, "bytes", "—"), (math.nan, "ms", "—"), (math.nan, "requests", "—"), ("", "", "—"),
     (True, "", "yes"), (False, "bytes", "no"),
     (1536, "bytes", "1.5 KiB"), (500, "ms", "500 ms"), (2500, "ms", "2.5 s"), (90, "s", "1 min 30 s"),
     (0, "unix s", "never"), (1700000000, "unix s", "2023-11-14 22:13 UTC"),
