@@ -7,7 +7,7 @@ Kept free of protocol logic (docs/architecture.md): these only draw and run call
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Self
 
 import ipywidgets as W
@@ -75,6 +75,10 @@ def meter_html(share: float | None) -> str:
             f"<span style='width:{min(share, 100.0):.1f}%;background:{color}'></span></span>")
 
 
+#: what a message can be (its colour): :func:`message_html`, :class:`MessageBar`
+MESSAGE_KINDS = ("info", "ok", "error")
+
+
 def message_html(text: str, kind: str = "info", *, markup: bool = False) -> str:
     """The one way a widget says something: ``kind`` is ``info``, ``ok`` or ``error``. ``text`` is
     escaped, unless it is ``markup`` the caller built (and escaped the parts of) itself."""
@@ -133,6 +137,32 @@ def error_text(exc: BaseException) -> str:
     return text if len(text) < 300 else text[:300] + "…"
 
 
+def show_one(shown: W.Widget, parts: Iterable[W.Widget]) -> None:
+    """Show ``shown`` in place of the other ``parts``: the others are hidden first, because the front end
+    applies each change as it comes and the other order shows two of them at once for a moment."""
+    for part in parts:
+        if part is not shown:
+            part.layout.display = "none"
+    shown.layout.display = None
+
+
+def positive(proposal: Any) -> Any:
+    """For ``@T.validate``: a count, a size or an interval is above zero (else :class:`TraitError`)."""
+    value = proposal["value"]
+    if value <= 0:
+        raise T.TraitError(f"{proposal['trait'].name} must be above 0, not {value!r}")
+    return value
+
+
+def one_of(proposal: Any, allowed: Iterable[Any]) -> Any:
+    """For ``@T.validate``: a value of a known list (a kind, a weighting, a format; else :class:`TraitError`)."""
+    allowed = tuple(allowed)
+    if proposal["value"] not in allowed:
+        names = ", ".join(repr(a) for a in allowed)
+        raise T.TraitError(f"{proposal['trait'].name} must be one of {names}, not {proposal['value']!r}")
+    return proposal["value"]
+
+
 class CellHooks:
     """Handlers of IPython's cell events (``pre_run_cell``, ``post_run_cell``), registered with the
     running shell once, when :meth:`hook` is first called in one (nothing happens outside IPython):
@@ -161,6 +191,10 @@ class MessageBar(W.HTML):
 
     message = T.Unicode("")
     message_kind = T.Unicode("info")
+
+    @T.validate("message_kind")
+    def _known_kind(self, proposal: Any) -> str:
+        return one_of(proposal, MESSAGE_KINDS)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -244,20 +278,3 @@ class ConfirmBar(W.HBox):
         self._action = None
         self.layout.display = "none"
 
-
-class Composed:
-    """An app widget made of views (one per tab or panel). A public name it does not hold itself is
-    looked up on its views, in order: ``explorer.key_list`` is ``explorer.browser.key_list``. So a
-    notebook, a test or user CSS reaches any control by the name it always had, while each view stays
-    small. Private names are never forwarded (traitlets probes ``_<trait>_changed`` on the app)."""
-
-    _views: tuple[Any, ...] = ()
-
-    def __getattr__(self, name: str) -> Any:
-        if not name.startswith("_"):
-            for view in self.__dict__.get("_views", ()):
-                try:
-                    return getattr(view, name)
-                except AttributeError:
-                    continue
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -247,10 +247,12 @@ class StaticView:
         # the view first (its time and its rules for empty slots), then the charts that changed
         update_display({"text/html": self._static_page(body, charts)}, raw=True,
                        display_id=self._static_display_id)
+        shown = self._static_sent  # what the front end holds now, whichever rewrite sent it
         for n in changed:
-            if charts[n] is not None and before.get(n) is not None:
-                # JupyterLab's plotly renderer keeps the graph it drew when its output is updated:
-                # an empty output in between gets the new figure a new renderer (and its PNG)
+            if charts[n] is not None and shown.get(n) is not None:
+                # JupyterLab's plotly renderer keeps the graph it drew when its output is updated,
+                # and writes no PNG into the new output: an empty output in between gets the new
+                # figure a new renderer (and its PNG)
                 update_display(chart_bundle(None), raw=True, metadata={SLOT_KEY: self._slot_id(n)},
                                display_id=self._slot_id(n))
             update_display(chart_bundle(charts[n]), raw=True, metadata={SLOT_KEY: self._slot_id(n)},

@@ -20,7 +20,7 @@ import traitlets as T
 from svckit import frames
 from svckit.errors import SvcError
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import MessageBar, badge, frame_html, style_widget
+from svckit.widgets._common import MessageBar, badge, frame_html, positive, style_widget
 from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets._plots import deliveries_figure
 from svckit.widgets._plots.deliveries import EVENT_STYLE
@@ -40,6 +40,10 @@ class Deliveries(StaticView, W.VBox):
     message_kind = T.Unicode("info")
     refreshed = T.Int(0)
 
+    @T.validate("interval", "count")
+    def _positive(self, proposal: Any) -> Any:
+        return positive(proposal)
+
     def __init__(self, queue: Any, *, autorefresh: bool = True, **filters: Any) -> None:
         self.queue = queue
         self.filters = filters
@@ -53,32 +57,48 @@ class Deliveries(StaticView, W.VBox):
         self.table = W.HTML()
         self.table.add_class("svc-deliveries-table")
         self.painter = BackgroundJob(name="svckit-deliveries")
+        self.loader = BackgroundJob(name="svckit-deliveries-read")  # one read: the Refresh button's
         super().__init__([style_widget(), W.HBox([self.refresh_button, self.follow_toggle, self.summary],
                                                  layout=W.Layout(align_items="center", flex_flow="row wrap")),
                           self.msg, self.figure, self.table])
         self.add_class("svc-deliveries")
         T.link((self, "message"), (self.msg, "message"))
         T.link((self, "message_kind"), (self.msg, "message_kind"))
-        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.refresh_button.on_click(lambda _b: self.refresh(background=True))
         self.follow_toggle.observe(self._on_toggle, names="value")
         if autorefresh:
             self.refresh()
 
     # -- public -------------------------------------------------------------------------------------
-    def refresh(self) -> pd.DataFrame:
-        """Read the newest events again and redraw; returns the frame by message."""
+    def refresh(self, background: bool = False) -> pd.DataFrame:
+        """Read the newest events again and redraw; in a background job with ``background`` (what the
+        Refresh button does). Returns the frame by message (the one shown until then, when the read
+        runs in the background or another is under way)."""
+        if not self.loader.running:
+            self.loader.start(lambda _progress, _cancel: self._read(), on_done=self._took, background=background)
+        return self.frame
+
+    def wait(self, timeout: float | None = 60) -> bool:
+        """Wait for a read under way to be shown; True once none is running."""
+        return self.loader.wait(timeout)
+
+    def _read(self) -> Any:
+        """The newest events (in the job's thread), or why they were not read."""
         try:
-            page = self.queue.events(count=self.count, **self.filters)
+            return self.queue.events(count=self.count, **self.filters)
         except SvcError as exc:
-            self.message_kind, self.message = "error", f"Reading the events log failed: {exc}"
-            return self.frame
+            return exc
+
+    def _took(self, page: Any) -> None:
+        if isinstance(page, SvcError):
+            self.message_kind, self.message = "error", f"Reading the events log failed: {page}"
+            return
         self.events = frames.events_frame(page)
         self.frame = frames.deliveries_frame(page)
         self.refreshed += 1
         if self.message_kind == "error":
             self.message = ""
         self._draw()
-        return self.frame
 
     def follow(self) -> None:
         """Read and redraw every ``interval`` seconds, until :meth:`stop`."""

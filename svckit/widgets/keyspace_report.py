@@ -21,12 +21,11 @@ import ipywidgets as W
 import pandas as pd
 import traitlets as T
 
-from svckit.errors import Cancelled
 from svckit.kv.analysis import KeyspaceReport as Report
 from svckit.kv.analysis import analyze_keyspace
 from svckit.kv.formats import format_bytes
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import MessageBar, frame_html, muted_html, style_widget
+from svckit.widgets._common import MessageBar, frame_html, muted_html, positive, style_widget
 from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets._plots import memory_treemap_figure, ttl_histogram_figure
 from svckit.widgets._static import StaticView
@@ -62,12 +61,17 @@ class KeyspaceReport(StaticView, W.VBox):
     message = T.Unicode("")
     message_kind = T.Unicode("info")
 
+    @T.validate("sample")
+    def _positive(self, proposal: Any) -> int:
+        return positive(proposal)
+
     def __init__(self, kv: Any, *, pattern: str = "*", sample: int = 10_000, complete: bool = False,
                  **options: Any) -> None:
         self.kv = kv
         #: extra keyword arguments of analyze_keyspace (delimiter, depth, top, big_value_bytes ...)
         self.options = options
         self.report: Report | None = None
+        self.cancelled_report: Report | None = None  # the partial figures of the last cancelled pass
         self.pattern_box = W.Text(description="pattern", layout=W.Layout(width="260px"))
         self.sample_box = W.BoundedIntText(description="sample", min=2, max=10_000_000, step=1000,
                                            layout=W.Layout(width="200px"))
@@ -120,7 +124,7 @@ class KeyspaceReport(StaticView, W.VBox):
             return analyze_keyspace(self.kv, pattern, sample=sample, seed=seed, progress=progress, cancel=cancel,
                                     **self.options)
 
-        self.job.start(work, on_done=self.show, on_error=self._failed, background=background)
+        self.job.start(work, on_done=self._done, on_error=self._failed, background=background)
 
     def cancel(self) -> None:
         """Stop the running pass at its next request; the previous report stays shown."""
@@ -156,12 +160,16 @@ class KeyspaceReport(StaticView, W.VBox):
 
     # ------------------------------------------------------------------ handlers
 
+    def _done(self, report: Report) -> None:
+        if report.cancelled:  # partial figures: the last whole report stays shown
+            self.running, self.cancelled_report = False, report
+            self.message_kind, self.message = "info", report.summary()
+        else:
+            self.show(report)
+
     def _failed(self, exc: BaseException) -> None:
         self.running = False
-        if isinstance(exc, Cancelled):
-            self.message_kind, self.message = "info", "Cancelled: no report for this run."
-        else:
-            self.message_kind, self.message = "error", f"The analysis failed: {exc}"
+        self.message_kind, self.message = "error", f"The analysis failed: {exc}"
 
     def _on_running(self, _change: Any = None) -> None:
         self.run_button.disabled, self.cancel_button.disabled = self.running, not self.running

@@ -34,7 +34,7 @@ import traitlets as T
 
 from svckit.kv.profiler import MonitorProfile, ProfileSnapshot
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import MessageBar, frame_html, style_widget
+from svckit.widgets._common import MessageBar, frame_html, positive, style_widget
 from svckit.widgets._jobs import BackgroundJob, StreamPump
 from svckit.widgets._live import FrameGate
 from svckit.widgets._plots import profile_figure
@@ -51,6 +51,10 @@ class MonitorProfiler(StaticView, W.VBox):
     top = T.Int(10, help="rows per table and bars per panel")
     message = T.Unicode("")
     message_kind = T.Unicode("info")
+
+    @T.validate("interval", "top")
+    def _positive(self, proposal: Any) -> Any:
+        return positive(proposal)
 
     def __init__(self, kv: Any, *, window: float = 10.0, capacity: int = 1000, history: int = 300,
                  delimiter: str = ":", prefix_depth: int = 1, **traits: Any) -> None:
@@ -133,7 +137,7 @@ class MonitorProfiler(StaticView, W.VBox):
 
     def _draw(self, snap: ProfileSnapshot) -> None:
         if self.reader.error:
-            self._say(f"The monitor stream failed: {self.reader.error}")
+            self.message_view.say(f"The monitor stream failed: {self.reader.error}", "error")
         self.status.value = self._headline(snap)
         self.figure.show(profile_figure(snap.rate, snap.commands, snap.keys, snap.prefixes, top=self.top,
                                         mean=(snap.commands_per_second, snap.rate_seconds)))
@@ -172,10 +176,7 @@ class MonitorProfiler(StaticView, W.VBox):
             try:
                 self.tick()
             except Exception as exc:  # noqa: BLE001 - keep painting; say what failed
-                self._say(f"Redraw failed: {exc}")
-
-    def _say(self, text: str) -> None:
-        self.message_kind, self.message = "error", text
+                self.message_view.say(f"Redraw failed: {exc}", "error")
 
     def _on_toggle(self, change: Any) -> None:
         if change["new"] and not self.running:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from svckit.errors import BadRequest, NotFound, UnprocessableEntity
+from svckit.queue.client import Listings
 from svckit.queue.models import DlqMessage, DlqPage, LogsPage, ResumeResult, WorkflowRun
 from svckit.queue.protocol import MAX_DLQ_COUNT, _logs_params, build_dlq_request, run_headers
 from svckit.vector.models import IndexInfo, QueryResult, RangeResult, VectorRecord
@@ -55,7 +56,7 @@ def make_run(i: int, state: str, *, run_id: str | None = None, created: int | No
 _CONFIG = ("retries", "flow_control_key", "flow_control_value")
 
 
-class FakeQueue:
+class FakeQueue(Listings):
     """The queue client's workflow and DLQ methods over lists in memory, as the service answers them:
 
     - the logs take every filter of ``Queue.workflow_logs`` (``workflow_created_at`` too), validated by

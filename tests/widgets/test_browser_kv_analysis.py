@@ -11,6 +11,7 @@ test-output/screenshots/kv_analysis_report.png and kv_analysis_profiler.png.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -34,7 +35,11 @@ def test_kv_analysis_notebook(browser, lab, screenshots, ui):
     report.wait_for(state="visible", timeout=30_000)
     # the report the notebook ran: its summary line, a treemap tile per prefix, one bar per TTL bucket
     summary = report.locator(".svc-msg.info").first.inner_text()
-    assert "Sampled pass: 1,000 of" in summary and "± = 95% interval" in summary
+    # a sample of 1,000 of the keys; a session key (some live 45 s) that expired between the walk
+    # and its description on a slow run is not described, and the line counts only those described
+    sampled, total = (int(n.replace(",", "")) for n in re.search(r"Sampled pass: ([\d,]+) of ([\d,]+) keys",
+                                                                 summary).groups())
+    assert 0 < sampled <= 1_000 < total and "± = 95% interval" in summary
     page.wait_for_function("() => document.querySelectorAll('.svc-keyspace-report .treemaplayer .slice').length >= 6",
                            timeout=30_000)
     page.wait_for_function("() => document.querySelectorAll('.svc-keyspace-report .barlayer .point').length === 6",

@@ -166,7 +166,7 @@ def test_workflow_timeline_notebook(browser, lab, screenshots, ui):
                            f" .svckit-run-status').textContent) && parseInt(document.querySelector("
                            f"'.svckit-workflow-timeline .svckit-run-status').textContent) > {before}",
                            timeout=30_000)
-    new_run = tl.locator(".svckit-resume-msg b").inner_text()
+    new_run = said.split(" as run ")[1].split()[0]
     assert new_run in tl.locator(".svckit-run-detail").inner_text()
     # the resumed run is named so, and the step it kept is marked kept, in the legend of the step colours
     page.wait_for_function("() => [...document.querySelectorAll('.svckit-workflow-timeline .svckit-gantt"

@@ -3,6 +3,8 @@ on loopback: what it shows after a refresh, what following picks up, and its sta
 
 from __future__ import annotations
 
+import threading
+
 from svckit.queue import Queue
 from svckit.widgets import Deliveries
 from tests.conftest import eventually
@@ -48,3 +50,31 @@ def test_a_failed_read_is_said_not_raised(queue_sandbox):
     with Queue(queue_sandbox.env["SVC_QUEUE_URL"], "wrong-token") as queue:
         view = Deliveries(queue)
     assert view.message_kind == "error" and "Reading the events log failed" in view.message
+
+
+class HeldEvents:
+    """A queue client whose events read waits, once ``hold`` is set, for the test to let it answer."""
+
+    def __init__(self, real: Queue) -> None:
+        self.real = real
+        self.hold, self.release = threading.Event(), threading.Event()
+
+    def __getattr__(self, name: str):
+        return getattr(self.real, name)
+
+    def events(self, **kwargs):
+        if self.hold.is_set():
+            self.release.wait(10)
+        return self.real.events(**kwargs)
+
+
+def test_the_refresh_button_reads_off_the_kernels_thread(queue_sandbox):
+    with Queue.from_settings(queue_sandbox.settings) as queue:
+        held = HeldEvents(queue)
+        view = Deliveries(held, label="held")
+        assert view.refreshed == 1  # built: read at once
+        held.hold.set()
+        view.refresh_button.click()  # returns at once: the read waits in the job's thread
+        assert view.loader.running and view.refreshed == 1
+        held.release.set()
+        assert view.wait(30) and view.refreshed == 2

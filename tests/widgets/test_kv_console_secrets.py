@@ -59,28 +59,28 @@ def test_the_console_masks_passwords_and_minted_tokens_everywhere_it_keeps_them(
             kept.add(f"{place} after {text.split()[1]!r}", value)
         return result
 
-    w.console_input.value = f"ACL SETUSER {user} on >{password} ~console:* +get"
-    w.console_mode.value = "single"
-    w.console_run.click()  # as a person runs it: typed into the box
-    assert "OK" in w.console_out.value
+    w.console.console_input.value = f"ACL SETUSER {user} on >{password} ~console:* +get"
+    w.console.console_mode.value = "single"
+    w.console.console_run.click()  # as a person runs it: typed into the box
+    assert "OK" in w.console.console_out.value
     kept.add("widget state after the Run button", json.dumps(widget_states(w)))
     token = run(f"ACL RESTTOKEN {user} {password}")
     assert isinstance(token, str) and len(token) > 20  # the caller gets the token itself
-    assert f"***{token[-4:]}" in w.console_out.value  # shown: *** and at most the last four characters
+    assert f"***{token[-4:]}" in w.console.console_out.value  # shown: *** and at most the last four characters
     hashed = run(f"ACL GETUSER {user}")
     digest = hashlib.sha256(password.encode()).hexdigest()
     assert digest in json.dumps(hashed)  # the reply holds the password's hash: the console masks it too
-    assert digest[-4:] in w.console_out.value
+    assert digest[-4:] in w.console.console_out.value
     run("ACL LIST")
     frame = run(f"ACL SETUSER {user} >{password}\nACL RESTTOKEN {user} {password}\nECHO done", "pipeline")
     piped = frame["result"].iloc[1]
-    assert f"***{piped[-4:]}" in w.console_out.value and "done" in w.console_out.value  # the rest as is
+    assert f"***{piped[-4:]}" in w.console.console_out.value and "done" in w.console.console_out.value  # the rest as is
     run(f"ACL SETUSER {user} >{password}\nECHO x", "transaction")  # refused in a transaction
     run(f"AUTH {user} {password}")  # refused by the gateway: the error masks it too
     run(f"CONFIG SET requirepass {password}")
     run(f'HELLO 3 AUTH {user} "{password}"')
-    w.console_history.value = w.history[-1]  # a pick from the history fills the input with it
-    assert w.console_input.value.startswith(f"ACL SETUSER {user} on ***")
+    w.console.console_history.value = w.history[-1]  # a pick from the history fills the input with it
+    assert w.console.console_input.value.startswith(f"ACL SETUSER {user} on ***")
     assert f"ACL SETUSER {user} on ***" in w.static_html()  # the history, as the static view shows it
 
     secrets = {"password": password, "token": token, "pipeline's token": piped, "password hash": digest}

@@ -48,12 +48,12 @@ def test_every_hostile_value_is_shown_in_every_format(kv, hostile):
     w.scan_all()
     assert len(w.matches) == len(HOSTILE) + 2
     for key in w.matches:
-        for fmt in w.format_box.options:
-            w.format_box.value = fmt
-            w.key_list.value = None
-            w.key_list.value = key  # a click in the key list
+        for fmt in w.value_pane.format_box.options:
+            w.value_pane.format_box.value = fmt
+            w.browser.key_list.value = None
+            w.browser.key_list.value = key  # a click in the key list
             assert w.selected == key and w.selected_type in ("string", "hash", "list"), (key, fmt)
-            assert w.value_view.value, (key, fmt)
+            assert w.value_pane.value_view.value, (key, fmt)
             assert "failed" not in w.message, (key, fmt, w.message)
     assert w.static_html()
 
@@ -62,12 +62,12 @@ def test_every_hostile_value_is_shown_in_every_format(kv, hostile):
 def test_too_deep_json_is_shown_as_its_text(kv, hostile, name):
     w = KVExplorer(kv, pattern=hostile + name)  # an exact name: selected at once
     assert w.selected == hostile + name
-    assert w.selected_type == "string" and "string · JSON" not in w.detail_header.value  # not flattened
+    assert w.selected_type == "string" and "string · JSON" not in w.value_pane.detail_header.value  # not flattened
     assert w.value_frame["value"].tolist() == [HOSTILE[name].decode()]  # the text itself
     start = html.escape(HOSTILE[name].decode()[:100])
-    assert start in w.value_view.value
-    w.format_box.value = "json"
-    assert "shown as text" in w.value_view.value and start in w.value_view.value
+    assert start in w.value_pane.value_view.value
+    w.value_pane.format_box.value = "json"
+    assert "shown as text" in w.value_pane.value_view.value and start in w.value_pane.value_view.value
 
 
 def test_a_deep_document_nested_within_the_limit_is_still_json(kv):
@@ -75,7 +75,7 @@ def test_a_deep_document_nested_within_the_limit_is_still_json(kv):
     kv.set(key, "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)
     try:
         w = KVExplorer(kv, pattern=key)
-        assert "string · JSON" in w.detail_header.value
+        assert "string · JSON" in w.value_pane.detail_header.value
     finally:
         kv.delete(key)
 

@@ -56,28 +56,45 @@ def test_the_edit_help_of_each_type_says_what_it_writes(kv, keys):
         assert "hash fields" not in shown and "JSON document" not in shown, (suffix, shown)
         assert all(word in shown for word in words), (suffix, shown)
     w.select(keys + "s")
-    assert "hello" in seen_text(w.value_view)
-    assert "hello" not in seen_text(w.edit_box)  # the value is shown once, not repeated in an edit box
-    w.edit_toggle.value = True  # the Edit value button, pressed
-    assert w.edit_box.value == "hello" and w.value_box.layout.display == "none"  # edited in place
+    assert "hello" in seen_text(w.value_pane.value_view)
+    assert "hello" not in seen_text(w.value_pane.edit_box)  # the value is shown once, not repeated in an edit box
+    w.value_pane.edit_toggle.value = True  # the Edit value button, pressed
+    assert w.value_pane.edit_box.value == "hello" and w.value_pane.value_box.layout.display == "none"  # edited in place
     assert "SET" in seen_text(w.value_pane) and "TTL is kept" in seen_text(w.value_pane)
+
+
+def test_the_edit_box_takes_the_values_place_without_both_showing_at_once(kv, keys):
+    kv.set(keys + "s", "hello")
+    w = KVExplorer(kv, pattern=keys + "s", autorefresh=False)
+    w.select(keys + "s")
+    pane = w.value_pane
+    panes = (pane.edit_box, pane.value_box)
+    shown_at_once: list[int] = []  # after each change the front end applies: how many of the two it shows
+    for part in panes:
+        part.layout.observe(lambda _c: shown_at_once.append(sum(p.layout.display != "none" for p in panes)),
+                            names="display")
+    pane.edit_toggle.value = True
+    assert pane.value_box.layout.display == "none" and pane.edit_box.layout.display is None
+    pane.edit_toggle.value = False
+    assert pane.edit_box.layout.display == "none" and pane.value_box.layout.display is None
+    assert shown_at_once and max(shown_at_once) == 1
 
 
 def test_the_element_editor_edits_the_page_the_table_shows(kv, keys):
     key = keys + "list"
     kv.rpush(key, *[f"item-{i}" for i in range(25)])
     w = KVExplorer(kv, pattern=key, value_limit=10)
-    w.value_next.click()
+    w.value_pane.value_next.click()
     assert w.value_frame["index"].tolist() == list(range(10, 20))
-    picks = [o for o in w.element_pick.options if o != "(new)"]
+    picks = [o for o in w.value_pane.element_editor.element_pick.options if o != "(new)"]
     assert picks[0].startswith("#10 ") and picks[-1].startswith("#19 ") and len(picks) == 10
-    w.element_pick.value = picks[2]
-    assert w.element_value.value == "item-12"
-    w.element_value.value = "changed"
+    w.value_pane.element_editor.element_pick.value = picks[2]
+    assert w.value_pane.element_editor.element_value.value == "item-12"
+    w.value_pane.element_editor.element_value.value = "changed"
     assert "LSET " + key + " 12 changed" in seen_text(w.value_pane)  # what Save writes, said before
-    w.element_save.click()
+    w.value_pane.element_editor.element_save.click()
     assert kv.lindex(key, 12) == "changed" and kv.llen(key) == 25
-    assert w.value_page_number == 1 and "changed" in w.value_view.value  # still page 2, re-read
+    assert w.value_page_number == 1 and "changed" in w.value_pane.value_view.value  # still page 2, re-read
     assert "LSET" in w.message and w.message_kind == "ok"
 
 
@@ -85,20 +102,20 @@ def test_hash_fields_are_added_edited_and_deleted_one_by_one(kv, keys):
     key = keys + "hash"
     kv.hset(key, mapping={"name": "Ada", "city": "London"})
     w = KVExplorer(kv, pattern=key)
-    w.element_name.value, w.element_value.value = "lang", "en"
-    w.element_add.click()
+    w.value_pane.element_editor.element_name.value, w.value_pane.element_editor.element_value.value = "lang", "en"
+    w.value_pane.element_editor.element_add.click()
     assert kv.hgetall(key) == {"name": "Ada", "city": "London", "lang": "en"}
     assert f"HSET {key} lang en: done (field added)" in w.message
-    w.element_pick.value = "city"
-    w.element_value.value = "Paris"
-    w.element_save.click()
+    w.value_pane.element_editor.element_pick.value = "city"
+    w.value_pane.element_editor.element_value.value = "Paris"
+    w.value_pane.element_editor.element_save.click()
     assert kv.hget(key, "city") == "Paris" and "(field updated)" in w.message
-    assert w.element_pick.value == "city" and w.element_value.value == "Paris"  # still picked, as read again
-    w.element_pick.value = "name"
-    w.element_delete.click()
-    assert w.confirm_bar.pending and kv.hexists(key, "name")  # nothing deleted before the confirmation
-    assert "HDEL " + key + " name" in seen_text(w.confirm_bar)
-    w.confirm_bar.confirm_button.click()
+    assert w.value_pane.element_editor.element_pick.value == "city" and w.value_pane.element_editor.element_value.value == "Paris"  # still picked, as read again
+    w.value_pane.element_editor.element_pick.value = "name"
+    w.value_pane.element_editor.element_delete.click()
+    assert w.value_pane.confirm_bar.pending and kv.hexists(key, "name")  # nothing deleted before the confirmation
+    assert "HDEL " + key + " name" in seen_text(w.value_pane.confirm_bar)
+    w.value_pane.confirm_bar.confirm_button.click()
     assert kv.hgetall(key) == {"city": "Paris", "lang": "en"}
     assert "name" not in w.value_frame["field"].tolist()
 
@@ -107,47 +124,47 @@ def test_list_set_zset_and_stream_elements(kv, keys):
     w = KVExplorer(kv, pattern=keys + "none", autorefresh=False)
     kv.rpush(keys + "l", "a", "b", "a")
     w.select(keys + "l")
-    w.list_end.value, w.element_value.value = "head", "first"
-    w.element_add.click()
+    w.value_pane.element_editor.list_end.value, w.value_pane.element_editor.element_value.value = "head", "first"
+    w.value_pane.element_editor.element_add.click()
     assert kv.lrange(keys + "l", 0, -1) == ["first", "a", "b", "a"]
-    w.element_pick.value = next(o for o in w.element_pick.options if o.startswith("#3 "))
-    w.element_delete.click()
-    assert "LREM" in seen_text(w.confirm_bar) and "first item equal" in seen_text(w.confirm_bar)
-    w.confirm_bar.confirm()
+    w.value_pane.element_editor.element_pick.value = next(o for o in w.value_pane.element_editor.element_pick.options if o.startswith("#3 "))
+    w.value_pane.element_editor.element_delete.click()
+    assert "LREM" in seen_text(w.value_pane.confirm_bar) and "first item equal" in seen_text(w.value_pane.confirm_bar)
+    w.value_pane.confirm_bar.confirm()
     assert kv.lrange(keys + "l", 0, -1) == ["first", "b", "a"]
 
     kv.sadd(keys + "s", "x", "y")
     w.select(keys + "s")
-    assert w.element_save.disabled and "not edited in place" in w.element_help.value
-    w.element_name.value = "z"
-    w.element_add.click()
-    w.element_pick.value = "x"
-    w.element_delete.click()
-    w.confirm_bar.confirm()
+    assert w.value_pane.element_editor.element_save.disabled and "not edited in place" in w.value_pane.element_editor.element_help.value
+    w.value_pane.element_editor.element_name.value = "z"
+    w.value_pane.element_editor.element_add.click()
+    w.value_pane.element_editor.element_pick.value = "x"
+    w.value_pane.element_editor.element_delete.click()
+    w.value_pane.confirm_bar.confirm()
     assert kv.smembers(keys + "s") == {"y", "z"} and "SREM" in w.message
 
     kv.zadd(keys + "z", {"m": 1.0})
     w.select(keys + "z")
-    w.element_name.value, w.element_value.value = "n", "2.5"
-    w.element_add.click()
-    w.element_pick.value = "m · 1"
-    w.element_value.value = "7"
-    w.element_save.click()
+    w.value_pane.element_editor.element_name.value, w.value_pane.element_editor.element_value.value = "n", "2.5"
+    w.value_pane.element_editor.element_add.click()
+    w.value_pane.element_editor.element_pick.value = "m · 1"
+    w.value_pane.element_editor.element_value.value = "7"
+    w.value_pane.element_editor.element_save.click()
     assert kv.zrange(keys + "z", 0, -1, withscores=True) == [("n", 2.5), ("m", 7.0)]
-    w.element_pick.value = "n · 2.5"
-    w.element_delete.click()
-    w.confirm_bar.confirm()
+    w.value_pane.element_editor.element_pick.value = "n · 2.5"
+    w.value_pane.element_editor.element_delete.click()
+    w.value_pane.confirm_bar.confirm()
     assert kv.zrange(keys + "z", 0, -1, withscores=True) == [("m", 7.0)] and "ZREM" in w.message
 
     first = kv.xadd(keys + "x", {"event": "login"})
     w.select(keys + "x")
-    assert w.element_save.disabled and "append-only" in w.element_save.tooltip
-    w.element_value.value = '{"event": "logout", "user": "ada"}'
-    w.element_add.click()
+    assert w.value_pane.element_editor.element_save.disabled and "append-only" in w.value_pane.element_editor.element_save.tooltip
+    w.value_pane.element_editor.element_value.value = '{"event": "logout", "user": "ada"}'
+    w.value_pane.element_editor.element_add.click()
     assert kv.xlen(keys + "x") == 2 and "XADD" in w.message
-    w.element_pick.value = str(first)
-    w.element_delete.click()
-    w.confirm_bar.confirm()
+    w.value_pane.element_editor.element_pick.value = str(first)
+    w.value_pane.element_editor.element_delete.click()
+    w.value_pane.confirm_bar.confirm()
     entries = kv.xrange(keys + "x")
     assert len(entries) == 1 and dict(entries[0][1]) == {"event": "logout", "user": "ada"} and "XDEL" in w.message
 
@@ -156,28 +173,28 @@ def test_a_json_document_is_a_tree_edited_at_a_path(kv, keys):
     key = keys + "doc"
     kv.json_set(key, "$", {"name": "Lamp", "tags": ["home"], "size": {"w": 10, "h": 20}})
     w = KVExplorer(kv, pattern=key)
-    assert "<details" in w.json_tree.value and "size" in w.json_tree.value  # collapsible nodes
-    assert {"$", "$.name", "$.tags[0]", "$.size.w"} <= set(w.json_path.options)
-    w.json_path.value = "$.size.w"
-    assert w.json_value.value == "10"
-    w.json_value.value = "12"
-    assert f"JSON.SET {key} $.size.w 12" in seen_text(w.json_editor)
-    w.json_set.click()
-    w.json_path.value = "$.size"
-    w.json_new_key.value, w.json_value.value = "depth", "5"
-    w.json_add.click()
-    w.json_path.value = "$.tags"
-    w.json_value.value = '"office"'
-    w.json_add.click()
-    w.json_path.value = "$.name"
-    w.json_delete.click()
-    assert w.confirm_bar.pending and "JSON.DEL" in seen_text(w.confirm_bar)
-    w.confirm_bar.confirm()
+    assert "<details" in w.value_pane.json_editor.json_tree.value and "size" in w.value_pane.json_editor.json_tree.value  # collapsible nodes
+    assert {"$", "$.name", "$.tags[0]", "$.size.w"} <= set(w.value_pane.json_editor.json_path.options)
+    w.value_pane.json_editor.json_path.value = "$.size.w"
+    assert w.value_pane.json_editor.json_value.value == "10"
+    w.value_pane.json_editor.json_value.value = "12"
+    assert f"JSON.SET {key} $.size.w 12" in seen_text(w.value_pane.json_editor)
+    w.value_pane.json_editor.json_set.click()
+    w.value_pane.json_editor.json_path.value = "$.size"
+    w.value_pane.json_editor.json_new_key.value, w.value_pane.json_editor.json_value.value = "depth", "5"
+    w.value_pane.json_editor.json_add.click()
+    w.value_pane.json_editor.json_path.value = "$.tags"
+    w.value_pane.json_editor.json_value.value = '"office"'
+    w.value_pane.json_editor.json_add.click()
+    w.value_pane.json_editor.json_path.value = "$.name"
+    w.value_pane.json_editor.json_delete.click()
+    assert w.value_pane.confirm_bar.pending and "JSON.DEL" in seen_text(w.value_pane.confirm_bar)
+    w.value_pane.confirm_bar.confirm()
     assert json.loads(kv.get(key)) == {"tags": ["home", "office"], "size": {"w": 12, "h": 20, "depth": 5}}
-    assert "$.name" not in w.json_path.options and "depth" in w.json_tree.value
-    w.json_path.value = "$.size.h"
-    w.json_value.value = "not json"
-    assert not w.set_path("$.size.h", "not json") and "Not valid JSON" in w.message
+    assert "$.name" not in w.value_pane.json_editor.json_path.options and "depth" in w.value_pane.json_editor.json_tree.value
+    w.value_pane.json_editor.json_path.value = "$.size.h"
+    w.value_pane.json_editor.json_value.value = "not json"
+    assert not w.value_pane.json_editor.set_path("$.size.h", "not json") and "Not valid JSON" in w.message
 
 
 def test_a_read_only_token_disables_every_edit_with_its_reason(clients, keys):
@@ -186,13 +203,13 @@ def test_a_read_only_token_disables_every_edit_with_its_reason(clients, keys):
     kv.json_set(keys + "j", "$", {"a": 1})
     w = KVExplorer(ro, pattern=keys + "h")
     assert w.readonly and w.selected == keys + "h"
-    assert all(b.disabled for b in (w.element_add, w.element_save, w.element_delete))
-    assert "Read Only token" in w.element_add.tooltip and "Read Only token" in seen_text(w.element_editor)
-    assert not w.add_element("g", "w") and kv.hgetall(keys + "h") == {"f": "v"}
+    assert all(b.disabled for b in (w.value_pane.element_editor.element_add, w.value_pane.element_editor.element_save, w.value_pane.element_editor.element_delete))
+    assert "Read Only token" in w.value_pane.element_editor.element_add.tooltip and "Read Only token" in seen_text(w.value_pane.element_editor)
+    assert not w.value_pane.element_editor.add_element("g", "w") and kv.hgetall(keys + "h") == {"f": "v"}
     w.select(keys + "j")
-    assert all(b.disabled for b in (w.json_set, w.json_add, w.json_delete, w.edit_toggle))
-    assert "Read Only token" in seen_text(w.json_editor)
-    assert not w.set_path("$.a", "2") and kv.get(keys + "j") == '{"a":1}'
+    assert all(b.disabled for b in (w.value_pane.json_editor.json_set, w.value_pane.json_editor.json_add, w.value_pane.json_editor.json_delete, w.value_pane.edit_toggle))
+    assert "Read Only token" in seen_text(w.value_pane.json_editor)
+    assert not w.value_pane.json_editor.set_path("$.a", "2") and kv.get(keys + "j") == '{"a":1}'
 
 
 def test_a_picked_score_reads_back_exactly(kv, keys):
@@ -200,7 +217,7 @@ def test_a_picked_score_reads_back_exactly(kv, keys):
     key = keys + "scores"
     kv.zadd(key, {"big": 1234567.891, "small": 0.1})
     w = KVExplorer(kv, pattern=key)
-    w.element_pick.value = "big · 1234567.891"
-    assert w.element_value.value == "1234567.891"
-    w.element_save.click()
+    w.value_pane.element_editor.element_pick.value = "big · 1234567.891"
+    assert w.value_pane.element_editor.element_value.value == "1234567.891"
+    w.value_pane.element_editor.element_save.click()
     assert kv.zscore(key, "big") == 1234567.891 and "ZADD " + key + " XX 1234567.891 big" in w.message

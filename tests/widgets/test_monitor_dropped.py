@@ -12,9 +12,9 @@ def test_the_monitor_view_says_why_the_server_dropped_its_stream(tmp_path):
     with running(tmp_path, areas=["kv"], backend="fakeredis", kv_monitor_backlog_bytes=1) as sb:
         kv = sb.connect().kv
         w = KVExplorer(kv, pattern="nothing")
-        w.monitor_toggle.value = True
+        w.monitor_pane.monitor_toggle.value = True
         kv.set("dropped:key", "1")
-        eventually(lambda: not w.monitor.running, "the monitor's reader to end", 10)
-        assert "StreamClosed" in (w.monitor.error or "") and "kv_monitor_backlog_bytes" in w.monitor.error
-        assert "fell behind" in w.monitor_view.value
-        w.monitor_toggle.value = False
+        eventually(lambda: not w.monitor_pane.monitor.running, "the monitor's reader to end", 10)
+        assert "StreamClosed" in (w.monitor_pane.monitor.error or "") and "kv_monitor_backlog_bytes" in w.monitor_pane.monitor.error
+        assert "fell behind" in w.monitor_pane.monitor_view.value
+        w.monitor_pane.monitor_toggle.value = False

@@ -48,7 +48,7 @@ def test_browse_shows_its_first_page_and_map_in_two_round_trips(counted_playgrou
     transport.clear(hold=3)
     page = pg.browse(NS)
     assert list(page["id"]) == [f"b{i:03d}" for i in range(25)] and pg.map_count == RECORDS
-    assert NS in pg.w_browse_info.value and NS in pg.namespace_names
+    assert NS in pg.browse_tab.w_browse_info.value and NS in pg.namespace_names
     # info (the namespaces and their counts), the first page, the ids to sample: side by side;
     # then the sample's vectors
     first, then = operations(transport)[:3], operations(transport)[3:]

@@ -22,9 +22,9 @@ def clients(demo_sandbox):
 def test_playground_queries_the_service_and_maps_the_fetched_vectors(demo_sandbox):
     w = VectorPlayground.from_settings(demo_sandbox.settings, autorun=False)
     assert w.backend == "remote" and "service" in w.w_banner.value
-    w.w_query.value = "parse a URL into its parts"
+    w.controls.w_query.value = "parse a URL into its parts"
     assert w.result_count == 10 and "from the hybrid index (service)" in w.status
-    assert w.score_fig.data[0].y[0].endswith(w.hits.iloc[0]["id"])
+    assert w.results.score_fig.data[0].y[0].endswith(w.hits.iloc[0]["id"])
     assert set(w.by_mode) == {"DENSE", "SPARSE", "HYBRID"} and len(w.by_mode["DENSE"]) == 10
     w.tabs.selected_index = 2
     pm = w.projection_map()
@@ -35,7 +35,7 @@ def test_playground_queries_the_service_and_maps_the_fetched_vectors(demo_sandbo
 
 def test_playground_filter_goes_to_the_service(demo_sandbox):
     w = VectorPlayground.from_settings(demo_sandbox.settings, autorun=False, index_kind="dense")
-    w.w_filter.value = "package = 'argparse'"
+    w.controls.w_filter.value = "package = 'argparse'"
     w.query("parse command line options")
     assert len(w.hits) > 0 and set(w.hits["metadata.package"]) == {"argparse"}
 
@@ -62,7 +62,7 @@ def test_timeline_shows_seeded_runs_steps_and_resumes_a_failed_run(clients):
     w.select_run(failed["key"])
     run = w.selected
     # the DLQ id found by listing the DLQ is the one the service attached to the run
-    assert w.dlq_id_of(run.model_copy(update={"dlq_id": None})) == run.dlq_id
+    assert w.dlq_panel.dlq_id_of(run.model_copy(update={"dlq_id": None})) == run.dlq_id
     w.w_resume.click()
     assert run.dlq_id in w.w_confirm_text.value
     w.w_retries.value = "0"

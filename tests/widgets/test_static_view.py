@@ -147,3 +147,40 @@ def test_the_export_drops_the_rules_for_the_outputs_around_a_static_view():
     shown = offline.cells[0].outputs
     assert [o.output_type for o in shown] == ["stream", "display_data", "stream"]  # the empty chart outputs dropped
     assert "no chart yet" in shown[1].data["text/html"] and "data-svc-slots" not in shown[1].data["text/html"]
+
+
+class RenderedSlots:
+    """The chart outputs as JupyterLab's plotly renderer leaves them: an update of an output that
+    holds a drawn graph keeps that graph and writes no PNG into the new output; an update from an
+    empty output draws the new figure and writes its PNG."""
+
+    def __init__(self) -> None:
+        self.png: dict[str, bool] = {}  # display id -> the output holds the PNG of what it shows
+        self.drawn: dict[str, bool] = {}
+
+    def update_display(self, bundle: dict, *, display_id: str, **_: object) -> None:
+        figure = PLOTLY_MIME in bundle
+        self.png[display_id] = figure and not self.drawn.get(display_id, False)
+        self.drawn[display_id] = figure
+
+
+def test_every_chart_output_the_front_end_drew_keeps_its_png_after_each_rewrite(monkeypatch):
+    """A chart added after display is sent by the timer's rewrite and again at the end of the cell
+    (for a headless run): the second send must not land on the graph the first one drew, or the
+    saved notebook has that chart with no PNG (nbconvert then shows its title only)."""
+    import IPython.display
+
+    front = RenderedSlots()
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    monkeypatch.setattr(IPython.display, "update_display", front.update_display)
+    first = Chart(bar("first"))
+    panel = Panel([first])
+    panel._ipython_display_()
+    front.drawn[panel._slot_id(0)] = True  # the display drew it
+    panel.children = [first, Chart(bar("added"))]
+    panel._flush_static()  # the timer
+    first.show(bar("first, redrawn"))
+    panel._flush_static(cell=True)  # the end of the cell
+    sent = [panel._slot_id(n) for n in (0, 1)]
+    assert all(front.drawn[s] for s in sent)
+    assert [front.png[s] for s in sent] == [True, True]

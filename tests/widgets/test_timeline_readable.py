@@ -154,7 +154,7 @@ def test_the_dlq_is_a_table_of_failures_loaded_with_the_runs(queue, flows, label
     made = [flows.failed_run(label=label)[1] for _ in range(2)]
     w = timeline(queue, label=label)  # no "Load DLQ": the entries come with the runs
     assert w.dlq_count == 2
-    table = w.w_table.value
+    table = w.dlq_panel.w_table.value
     heads = re.findall(r"<th>(.*?)</th>", table)
     assert heads == ["run", "failed step", "status", "response", "attempts", "entered (UTC)"]
     assert "table-layout: fixed" in table  # fits the output's width, cells cut with an ellipsis
@@ -178,11 +178,11 @@ def test_the_dlq_follows_the_selected_run_and_acts_on_its_entry(queue, flows, la
     ok = flows.steps_run(label=label)
     assert flows.finish(ok) == "RUN_SUCCESS"
     w = timeline(queue, label=label)
-    delete = w.w_dlq_buttons["delete"]
+    delete = w.dlq_panel.w_dlq_buttons["delete"]
     assert w.dlq_selected == () and delete.disabled and delete.button_style == ""  # nothing to delete: not red
 
     def ticked_rows() -> list[str]:
-        return [r for r in re.findall(r"<tr[^>]*>.*?</tr>", w.w_table.value) if "svckit-dlq-ticked" in r]
+        return [r for r in re.findall(r"<tr[^>]*>.*?</tr>", w.dlq_panel.w_table.value) if "svckit-dlq-ticked" in r]
 
     w.select_run(key(a))
     assert w.dlq_selected == (run_of(queue, a).dlq_id,)
@@ -196,9 +196,9 @@ def test_the_dlq_follows_the_selected_run_and_acts_on_its_entry(queue, flows, la
     # the selected run's entry, deleted behind a confirmation that names the run
     w.select_run(key(b))
     delete.click()
-    assert f"flaky · {label} · {b.workflow_run_id[-6:]}" in w.w_dlq_confirm_text.value
-    w.w_dlq_confirm.click()
-    assert "deleted 1 DLQ entry" in w.w_dlq_msg.value
+    assert f"flaky · {label} · {b.workflow_run_id[-6:]}" in w.dlq_panel.w_dlq_confirm_text.value
+    w.dlq_panel.w_dlq_confirm.click()
+    assert "deleted 1 DLQ entry" in w.dlq_panel.w_dlq_msg.value
     assert run_of(queue, b).dlq_id is None and run_of(queue, a).dlq_id is not None
-    assert w.dlq_count == 1 and b.workflow_run_id not in w.w_table.value
+    assert w.dlq_count == 1 and b.workflow_run_id not in w.dlq_panel.w_table.value
     assert w.dlq_selected == () and delete.disabled and delete.button_style == ""

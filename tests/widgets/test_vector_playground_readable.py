@@ -48,8 +48,8 @@ def test_every_playground_chart_keeps_its_title_clear_of_the_toolbar(pg):
     pg.tabs.selected_index = 4  # Browse: its map is the narrow one beside the table
     pg.tabs.selected_index = 5  # Explain
     pg.evaluate(pd.DataFrame({"query": ["baking bread"], "relevant": [["doc-7"]]}), k=3, timeout=60)
-    figures = {"score": pg.score_fig, "rank shift": pg.rank_fig, "browse map": pg.browse_fig,
-               "explain": pg.explain_fig, "evaluation": pg.eval_fig}
+    figures = {"score": pg.results.score_fig, "rank shift": pg.rank_fig, "browse map": pg.browse_tab.browse_fig,
+               "explain": pg.explainer.explain_fig, "evaluation": pg.evaluator.eval_fig}
     for name, chart in figures.items():
         assert chart.data, name
         assert_title_below_the_toolbar(chart)
@@ -87,18 +87,18 @@ def test_the_mode_tables_wrap_instead_of_cutting_their_score_column(pg):
 def test_enter_in_the_filter_box_searches_and_the_hits_are_marked_stale_until_then(pg):
     pg.query("interest rates")
     assert "finance" in set(pg.hits["metadata.genre"]) and pg.stale == ""
-    pg.w_filter.value = "genre = 'food'"  # typed, not applied yet
+    pg.controls.w_filter.value = "genre = 'food'"  # typed, not applied yet
     assert "These hits are for no filter" in pg.stale and "Enter" in pg.stale
     assert "These hits are for no filter" in pg.w_stale.value
     assert "svckit-stale" in pg.results.w_table._dom_classes and "svckit-stale" in pg.rank_fig._dom_classes
     assert "Enter" in pg.status
-    submit(pg.w_filter)  # Enter in the filter box
+    submit(pg.controls.w_filter)  # Enter in the filter box
     assert set(pg.hits["metadata.genre"]) == {"food"}
     assert pg.stale == "" and pg.w_stale.value == ""
     assert "svckit-stale" not in pg.results.w_table._dom_classes
-    pg.w_filter.value = "genre = 'food"  # a syntax error: still the old hits, still said
+    pg.controls.w_filter.value = "genre = 'food"  # a syntax error: still the old hits, still said
     assert "filter \"genre = 'food'\"" in pg.stale
-    pg.w_filter.value = "genre = 'food'"  # back to the applied filter: the hits answer it again
+    pg.controls.w_filter.value = "genre = 'food'"  # back to the applied filter: the hits answer it again
     assert pg.stale == ""
 
 
@@ -108,11 +108,11 @@ def test_a_record_fetched_elsewhere_does_not_stay_under_new_results(pg):
     assert "doc-4" not in set(pg.hits["id"])
     pg.tabs.selected_index = 4  # Browse
     pg.inspect("doc-4", "")  # a record of the Browse tab, not a hit
-    assert "doc-4" in pg.w_record.value and pg.w_hit_record.value == ""
+    assert "doc-4" in pg.browse_tab.w_record.value and pg.results.w_hit_record.value == ""
     pg.inspect("doc-7")  # a hit: shown under the hits too
-    assert "sourdough" in pg.w_hit_record.value
+    assert "sourdough" in pg.results.w_hit_record.value
     pg.query("interest rates")  # new hits: the record of the old ones goes
-    assert pg.w_hit_record.value == ""
+    assert pg.results.w_hit_record.value == ""
 
 
 def test_a_map_coloured_by_many_values_names_a_few_in_distinct_colours_and_says_what_it_explains():

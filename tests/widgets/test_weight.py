@@ -79,9 +79,9 @@ class Sent:
 
 def test_redrawing_a_chart_moves_only_its_figure(clients):
     pg = VectorPlayground.from_settings(clients.settings, query="parse command line options")
-    chart: Chart = pg.score_fig
+    chart: Chart = pg.results.score_fig
     sent = Sent(chart)
-    others = [Sent(w) for w in (pg.rank_fig, pg.projection_fig, pg.browse_fig)]
+    others = [Sent(w) for w in (pg.rank_fig, pg.projection_fig, pg.browse_tab.browse_fig)]
     pg.query("read a zip file")
     updates = [m for m in sent.messages if m and m.get("method") == "update"]
     assert updates and all(set(m["state"]) == {"outputs"} for m in updates)

@@ -19,6 +19,7 @@ from plotly.callbacks import Points
 
 from svckit.errors import NotFound
 from svckit.queue import Queue, WorkflowRuns
+from svckit.queue.client import Listings
 from svckit.sandbox.workflow.runner import RunHandle
 from svckit.widgets import _plots
 from svckit.widgets.workflow_timeline import WorkflowTimeline
@@ -289,7 +290,7 @@ def test_the_dlq_id_on_the_run_is_used_without_listing_the_dlq(timeline_sandbox,
     assert flows.finish_result(result) == "RUN_SUCCESS"
 
 
-class WithoutDlqIds:
+class WithoutDlqIds(Listings):
     """The real client, with the runs listed as the spec's D2 has them: no ``dlqId`` on a run (the
     timeline then finds the entry among the DLQ entries it read beside the runs)."""
 
@@ -344,38 +345,38 @@ def test_dlq_actions_on_several_entries_need_a_confirmation(queue, flows, action
     w = WorkflowTimeline(queue, autoload=False)
     w.w_label.value = label
     w.w_load.click()  # the runs of the label, and their DLQ entries beside them
-    assert all(b.disabled for b in w.w_dlq_buttons.values())
-    listed = [v for _, v in w.w_dlq.options]
+    assert all(b.disabled for b in w.dlq_panel.w_dlq_buttons.values())
+    listed = [v for _, v in w.dlq_panel.w_dlq.options]
     assert sorted(mine) == sorted(listed) and w.dlq_count == 3
-    w.w_dlq.value = tuple(mine[:2])
-    assert w.dlq_selected == tuple(mine[:2]) and not w.w_dlq_buttons[action].disabled
-    w.w_dlq_buttons[action].click()
-    assert w.dlq_confirm_box.layout.display == "flex" and "<b>2</b> DLQ entries" in w.w_dlq_confirm_text.value
-    w.w_dlq_back.click()  # changed their mind: nothing sent
-    assert w.dlq_confirm_box.layout.display == "none"
+    w.dlq_panel.w_dlq.value = tuple(mine[:2])
+    assert w.dlq_selected == tuple(mine[:2]) and not w.dlq_panel.w_dlq_buttons[action].disabled
+    w.dlq_panel.w_dlq_buttons[action].click()
+    assert w.dlq_panel.dlq_confirm_box.layout.display == "flex" and "<b>2</b> DLQ entries" in w.dlq_panel.w_dlq_confirm_text.value
+    w.dlq_panel.w_dlq_back.click()  # changed their mind: nothing sent
+    assert w.dlq_panel.dlq_confirm_box.layout.display == "none"
     assert [queue.dlq_message(d).dlq_id for d in mine] == mine
-    w.w_dlq_buttons[action].click()
-    w.w_dlq_confirm.click()
-    assert w.dlq_confirm_box.layout.display == "none"
-    listed = [v for _, v in w.w_dlq.options]
+    w.dlq_panel.w_dlq_buttons[action].click()
+    w.dlq_panel.w_dlq_confirm.click()
+    assert w.dlq_panel.dlq_confirm_box.layout.display == "none"
+    listed = [v for _, v in w.dlq_panel.w_dlq.options]
     assert not set(mine[:2]) & set(listed) and mine[2] in listed and w.dlq_selected == ()  # reloaded
     for dlq_id in mine[:2]:
         with pytest.raises(NotFound):
             queue.dlq_message(dlq_id)
     assert queue.dlq_message(mine[2]).dlq_id == mine[2]
     done = {"delete": "deleted 2 DLQ entries", "resume": "resumed 2 run(s)", "restart": "restarted 2 run(s)"}
-    assert done[action] in w.w_dlq_msg.value
+    assert done[action] in w.dlq_panel.w_dlq_msg.value
     tokens = [t for t, _ in made[:2]]
     if action == "delete":  # the runs stay failed, with no DLQ entry
         assert [(r.workflow_state, r.dlq_id) for _, h in made[:2] for r in [run_of(queue, h)]] == [
             ("RUN_FAILED", None)] * 2
         return
-    started = w.last_dlq_result
+    started = w.dlq_panel.last_dlq_result
     assert [r.workflow_run_id for r in started] == [h.workflow_run_id for _, h in made[:2]]
     # with no retries the flaky step fails again: each new run lands in the DLQ, as a fresh entry
     assert [flows.finish_result(r) for r in started] == ["RUN_FAILED"] * 2
     w.load_dlq()
-    fresh = {m.workflow_run_id: m.dlq_id for m in w.dlq_entries
+    fresh = {m.workflow_run_id: m.dlq_id for m in w.dlq_panel.dlq_entries
              if m.workflow_created_at in {r.workflow_created_at for r in started}}
     assert set(fresh) == {h.workflow_run_id for _, h in made[:2]} and not set(fresh.values()) & set(mine)
     # a resume kept the step that had succeeded; a restart ran everything again

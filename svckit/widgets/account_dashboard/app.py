@@ -6,9 +6,11 @@ the vector playground on it, built with the account client's ``kv_client(databas
 or playground it opened, and its client).
 
 This module composes the pages: one is shown at a time (``page``), the others hidden, so the static
-view of a saved notebook shows the page the widget showed. The queue account's traits and methods are
-the dashboard's own (``dashboard.account``, ``dashboard.upgrade(plan)``, ``dashboard.usage_box``), as
-they were before the dashboard had other pages.
+view of a saved notebook shows the page the widget showed. The pages are attributes (``overview``,
+``queue_view``) and their controls are reached through them (``dashboard.queue_view.usage_box``); the
+queue account's traits (``dashboard.account``, ``message``...) and its actions (``upgrade(plan)``,
+``rotate_token()``, ``compare(plan)``, the ``request_*`` variants and their ``confirm_bar``) are the
+dashboard's own too, as they were before the dashboard had other pages.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import ipywidgets as W
 import traitlets as T
 
 from svckit.account.client import QueueAccountAdmin
-from svckit.widgets._common import Composed, muted_html, style_widget
+from svckit.errors import SvcError
+from svckit.widgets._common import ConfirmBar, muted_html, show_one, style_widget
 from svckit.widgets._static import StaticView
 from svckit.widgets.account_dashboard.overview import ResourcesOverview
 from svckit.widgets.account_dashboard.queue_view import QueueAccountView, QueueResources
@@ -35,12 +38,12 @@ QUEUE_TRAITS = ("account", "usage", "period", "compare_plan", "upgrade_plan", "t
 PLAYGROUND_KINDS = {"DENSE": "dense", "SPARSE": "sparse", "HYBRID": "hybrid"}
 
 
-class AccountDashboard(StaticView, Composed, W.VBox):
+class AccountDashboard(StaticView, W.VBox):
     """``AccountDashboard(account, queue=queue, presets=PLAN_PRESETS)`` with an
     ``svckit.account.Account`` client: every resource of the account with its usage first, drill-down
     into each (see the module). ``queue``, ``compare_plan``, ``presets`` and ``autorefresh`` are the
-    queue account page's (:class:`QueueAccountView`); ``page="queue"`` opens on that page (the first
-    page then loads when it is first shown)."""
+    queue account page's (:class:`QueueAccountView`); ``page="queue"`` opens on that page. Each page
+    loads when it is first shown (with ``autorefresh``), so the account is read once at the start."""
 
     page = T.Enum(PAGES, "overview", help="the page shown")
     opened_id = T.Unicode("", help="the id of the resource a drill-down page shows")
@@ -62,11 +65,11 @@ class AccountDashboard(StaticView, Composed, W.VBox):
         self._title = ""  # that page's title
         self._opened_client: Any = None
         queue_traits = {k: traits.pop(k) for k in list(traits) if k in QUEUE_TRAITS}
+        # each page loads when it is first shown (_show), so the start reads the queue account once
         self.queue_view = QueueAccountView(client, queue=queue, compare_plan=compare_plan, presets=presets,
-                                           autorefresh=autorefresh, **queue_traits)
-        self.overview = ResourcesOverview(client, fallback=lambda: (self.queue_view.account, self.queue_view.usage))
+                                           autorefresh=False, **queue_traits)
+        self.overview = ResourcesOverview(client, fallback=self._queue_alone)
         self.overview.on_open = self.open_resource
-        self._views = (self.queue_view, self.overview)
         self.back_button = W.Button(description="Back to all resources", icon="arrow-left",
                                     layout=W.Layout(width="190px"))
         self.back_button.on_click(lambda _b: self.back())
@@ -82,14 +85,41 @@ class AccountDashboard(StaticView, Composed, W.VBox):
         self._autorefresh = autorefresh
         self.observe(lambda _c: self._show(), names=["page", "opened_id"])
         self.queue_view.observe(self._queue_changed, names="account")
+        self._built = False
         self.page = page
         self._show()
+        self._built = True
 
     # ------------------------------------------------------------------ public
     @property
     def resources(self) -> Any:
         """The :class:`~svckit.account.resources.AccountResources` the first page shows (None before a load)."""
         return self.overview.resources
+
+    @property
+    def confirm_bar(self) -> ConfirmBar:
+        """The queue account page's confirmation bar (``request_upgrade`` and ``request_rotate`` ask there)."""
+        return self.queue_view.confirm_bar
+
+    def compare(self, plan: str) -> Any:
+        """Compare the queue account's limits with ``plan``'s presets; returns the limits frame."""
+        return self.queue_view.compare(plan)
+
+    def upgrade(self, plan: str) -> str | None:
+        """Move the queue account to ``plan`` now (see :meth:`QueueAccountView.upgrade`)."""
+        return self.queue_view.upgrade(plan)
+
+    def rotate_token(self) -> str | None:
+        """Rotate the queue token now; returns it masked."""
+        return self.queue_view.rotate_token()
+
+    def request_upgrade(self, plan: str) -> None:
+        """Ask, on the confirmation bar, to move the queue account to ``plan``."""
+        self.queue_view.request_upgrade(plan)
+
+    def request_rotate(self) -> None:
+        """Ask, on the confirmation bar, to rotate the queue token."""
+        self.queue_view.request_rotate()
 
     def refresh(self) -> Any:
         """Load the queue account's page again (as before: record, usage and counts, one round trip) and
@@ -98,15 +128,16 @@ class AccountDashboard(StaticView, Composed, W.VBox):
         return self.queue_view.refresh()
 
     def wait(self, timeout: float | None = 60) -> bool:
-        """Wait for the first page's load under way to be shown."""
-        return self.overview.wait(timeout)
+        """Wait for the loads under way (the first page's, the queue page's) to be shown."""
+        return self.overview.wait(timeout) and self.queue_view.wait(timeout)
 
     def back(self) -> None:
         """Back to all resources (closing the explorer or playground a drill-down opened)."""
         self.page = "overview"
 
     def open_queue(self) -> QueueAccountView:
-        """Drill into the queue account: its usage, limits, plans and token."""
+        """Drill into the queue account: its usage, limits, plans and token (the first time, read in the
+        background: :meth:`wait`)."""
         self.page = "queue"
         return self.queue_view
 
@@ -175,22 +206,40 @@ class AccountDashboard(StaticView, Composed, W.VBox):
             self._close_opened()
             self.opened_id = ""
         shown = {"overview": self.overview, "queue": self.queue_view}.get(page, self.resource_page)
-        for part in (self.overview, self.queue_view, self.resource_page):
-            part.layout.display = None if part is shown else "none"
+        show_one(shown, (self.overview, self.queue_view, self.resource_page))
         self.back_button.layout.display = "none" if page == "overview" else None
         if page == "overview":
             self.crumb.value = "<b class='svc-account-title'>All resources of the account</b>"
             if self._autorefresh and not self.overview.loaded and not self.overview.loading:
                 self.overview.refresh()
         else:
+            if page == "queue" and self._autorefresh and not self.queue_view.refreshed:
+                # shown by a click: loaded in the background; ``page="queue"`` at the start: at once
+                self.queue_view.refresh(background=self._built)
             title = "Queue account" if page == "queue" else self._title
             self.crumb.value = (f"{muted_html('All resources ›')} <b class='svc-account-title'>"
                                 f"{html.escape(title)}</b>")
 
-    def _queue_changed(self, _change: Any) -> None:
-        """A plan change or a new token on the queue page: the first page's card follows."""
-        if self.overview.loaded and not self.overview.loading:
+    def _queue_changed(self, change: Any) -> None:
+        """A plan change or a new token on the queue page: the first page's card follows (not the
+        queue page's first load: the first page read the same account)."""
+        if change["old"] is not None and self.overview.loaded and not self.overview.loading:
             self.overview.refresh()
+
+    def _queue_alone(self) -> tuple[Any, Any]:
+        """The queue account and its usage, for a first page whose service lists no resources (read in
+        the first page's background load): the queue page's when it has loaded, else read now."""
+        view = self.queue_view
+        if view.refreshed:
+            return view.account, view.usage
+        try:
+            record = self.client.queue_account()
+        except SvcError:
+            return None, None
+        try:
+            return record, self.client.queue_stats(view.period)
+        except SvcError:
+            return record, None
 
     def close(self) -> None:
         self._close_opened()

@@ -37,7 +37,7 @@ OPENABLE = ("Key-value database", "Vector index", "Queue account")
 class ResourcesOverview(W.VBox):
     """Every resource of the account with its usage (see the module). ``on_open(kind, id)`` is called
     by a card's *Open* button; ``fallback()`` gives the queue account record and its usage to show
-    where the service lists no resources."""
+    where the service lists no resources (called in the load's thread: it may read them)."""
 
     resources = T.Any(None, allow_none=True, help="the AccountResources of the last load")
     loaded = T.Int(0, help="how many times the resources were loaded")
@@ -87,19 +87,26 @@ class ResourcesOverview(W.VBox):
         """Wait for a load under way to be shown; True once none is running."""
         return self.job.wait(timeout)
 
-    def _load(self) -> AccountResources | None:
+    def _load(self) -> tuple[AccountResources | None, tuple[Any, Any]]:
+        """In the job's thread: the resources, and the queue account (with its usage) to show alone
+        where they hold no queue account."""
         reader = getattr(self.client, "resources", None)
-        return reader(self.period) if callable(reader) else None
+        resources = reader(self.period) if callable(reader) else None
+        alone = (None, None)
+        if (resources is None or not resources.queue_accounts) and self.fallback is not None:
+            alone = self.fallback()
+        return resources, alone
 
     def _failed(self, exc: BaseException) -> None:
         self.loading = False
         self.msg.say(f"Loading the account's resources failed: {error_text(exc)}", "error")
 
-    def _loaded(self, resources: AccountResources | None) -> None:
+    def _loaded(self, loaded: tuple[AccountResources | None, tuple[Any, Any]]) -> None:
+        resources, alone = loaded
         self.loading = False
         self.loaded += 1
         self.note = self._note(resources)
-        shown = self._queue_alone(resources) if self.note or resources is None else resources
+        shown = self._queue_alone(resources, alone) if self.note or resources is None else resources
         self.resources = shown
         self.frame = frames.resources_frame(shown)
         self.usage_frame = frames.resource_usage_frame(shown)
@@ -117,11 +124,12 @@ class ResourcesOverview(W.VBox):
         return (f"This service does not list the account's resources (the vendor's developer API paths: "
                 f"{why}): the queue account alone.")
 
-    def _queue_alone(self, resources: AccountResources | None) -> AccountResources:
+    @staticmethod
+    def _queue_alone(resources: AccountResources | None, alone: tuple[Any, Any]) -> AccountResources:
         """The queue account the spec's path reads, as the one resource (with its usage, if read)."""
         if resources is not None and resources.queue_accounts:
             return resources
-        record, usage = self.fallback() if self.fallback is not None else (None, None)
+        record, usage = alone
         if record is None:
             return AccountResources()
         stats = {record.id: usage} if usage is not None else {}

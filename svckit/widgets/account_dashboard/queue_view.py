@@ -52,7 +52,9 @@ from svckit.widgets._common import (
     MessageBar,
     Quiet,
     badge,
+    one_of,
 )
+from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets._plots import limits_figure
 
 
@@ -91,6 +93,14 @@ class QueueAccountView(W.VBox):
     message_kind = T.Unicode("info")
     refreshed = T.Int(0, help="how many times the record was loaded")
 
+    @T.validate("compare_plan")
+    def _known_preset(self, proposal: Any) -> str:
+        return one_of(proposal, ("", *getattr(self, "presets", ())))
+
+    @T.validate("upgrade_plan")
+    def _known_plan(self, proposal: Any) -> str:
+        return one_of(proposal, ("", *UPGRADE_PLAN_NAMES))
+
     def __init__(self, client: QueueAccountAdmin, *, queue: QueueResources | None = None, compare_plan: str | None = None,
                  presets: Mapping[str, Mapping[str, Any]] | None = None, autorefresh: bool = True,
                  **traits: Any) -> None:
@@ -102,6 +112,7 @@ class QueueAccountView(W.VBox):
         #: schedules, queues, URL groups counted at the last refresh (an error where counting failed)
         self.counts: dict[str, int] | SvcError | None = None
         self._setting_compare = Quiet()  # the dashboard, not a person, sets the compared plan
+        self.job = BackgroundJob(name="svckit-queue-account")  # a click's load: off the kernel's thread
         self._build()
         super().__init__(self._children(), **traits)
         self.add_class("svc-queue-account")
@@ -137,7 +148,7 @@ class QueueAccountView(W.VBox):
         self.groups_box = W.GridBox(layout=W.Layout(grid_template_columns="repeat(auto-fill, minmax(360px, 1fr))",
                                                     grid_gap="8px", width="100%"))
         self.figure = Chart().add_class("svc-limits-chart")
-        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.refresh_button.on_click(lambda _b: self.refresh(background=True))
         self.compare_box.observe(self._compare_picked, names="value")
         self.upgrade_box.observe(lambda ch: setattr(self, "upgrade_plan", ch["new"] or ""), names="value")
         self.upgrade_box.observe(lambda _ch: self._label_upgrade(), names="value")
@@ -154,9 +165,6 @@ class QueueAccountView(W.VBox):
                 *chart]
 
     # ------------------------------------------------------------------ actions
-    def _say(self, text: str, kind: str = "info") -> None:
-        self.msg.say(text, kind)
-
     def _load_usage(self) -> Any:
         try:
             return self.client.queue_stats(self.period)
@@ -170,8 +178,23 @@ class QueueAccountView(W.VBox):
         except SvcError as exc:
             return exc
 
-    def refresh(self) -> Any:
-        """Load the account record, its usage and what it holds again (side by side: one round trip)."""
+    def refresh(self, background: bool = False) -> Any:
+        """Load the account record, its usage and what it holds again (side by side: one round trip);
+        in a background job with ``background`` (what the Refresh button does). Returns the record
+        (None when the load failed, runs in the background, or one is already under way)."""
+        if self.job.running:
+            return None
+        shown: list[Any] = []
+        self.job.start(lambda _progress, _cancel: self._read(), on_done=lambda read: shown.append(self._took(read)),
+                       background=background)
+        return shown[0] if shown else None
+
+    def wait(self, timeout: float | None = 60) -> bool:
+        """Wait for a load under way to be shown; True once none is running."""
+        return self.job.wait(timeout)
+
+    def _read(self) -> tuple[Any, Any, dict[str, int | SvcError]] | SvcError:
+        """The record, the usage and the counts (in the job's thread), or why the record was not read."""
         lists = {} if self.queue is None else {
             "schedules": self.queue.schedules, "queues": self.queue.queues, "url_groups": self.queue.url_groups}
         try:
@@ -179,21 +202,26 @@ class QueueAccountView(W.VBox):
                 usage = flight.submit(self._load_usage)
                 counted = {name: flight.submit(self._count, listing) for name, listing in lists.items()}
                 record = flight.submit(self.client.queue_account)
+            return record.result(), usage.result(), {name: future.result() for name, future in counted.items()}
         except SvcError as exc:
-            self._say(f"Loading the queue account failed: {exc}", "error")
+            return exc
+
+    def _took(self, read: tuple[Any, Any, dict[str, int | SvcError]] | SvcError) -> Any:
+        """Show what :meth:`_read` read (on the kernel's thread)."""
+        if isinstance(read, SvcError):
+            self.msg.say(f"Loading the queue account failed: {read}", "error")
             return None
+        record, stats, counts = read
         self.refreshed += 1
-        counts = {name: future.result() for name, future in counted.items()}
         failed = next((n for n in counts.values() if isinstance(n, SvcError)), None)
         self.counts = failed or (counts if counts else None)
-        self._follow_plan(record.result())
-        stats = usage.result()
+        self._follow_plan(record)
         self.usage = None if isinstance(stats, SvcError) else stats
-        if self.account == record.result():
+        if self.account == record:
             self._render()  # the record is the same (no change event): the usage may not be
-        self.account = record.result()
+        self.account = record
         note = f" Usage not shown: {stats}" if isinstance(stats, SvcError) else ""
-        self._say(f"Loaded at {pd.Timestamp.now(tz='UTC'):%H:%M:%S} UTC (refresh #{self.refreshed}).{note}")
+        self.msg.say(f"Loaded at {pd.Timestamp.now(tz='UTC'):%H:%M:%S} UTC (refresh #{self.refreshed}).{note}")
         return self.account
 
     def compare(self, plan: str) -> pd.DataFrame:
@@ -210,11 +238,11 @@ class QueueAccountView(W.VBox):
         try:
             record = self.client.rotate_queue_token()
         except SvcError as exc:
-            self._say(f"Rotating the token failed: {exc}", "error")
+            self.msg.say(f"Rotating the token failed: {exc}", "error")
             return None
         self.account = record
         self.token_masked = mask(record.token)
-        self._say(f"New token {self.token_masked}: the old token and password no longer work; "
+        self.msg.say(f"New token {self.token_masked}: the old token and password no longer work; "
                   "give the new ones to your queue clients.", "ok")
         return self.token_masked
 
@@ -223,18 +251,18 @@ class QueueAccountView(W.VBox):
         on sends nothing and says so."""
         customer = getattr(self.account, "customer_id", None)
         if not customer:
-            self._say("Load the account first (Refresh).", "error")
+            self.msg.say("Load the account first (Refresh).", "error")
             return None
         if plan == self._current_plan():
-            self._say(f"The account is already on the {plan_title(plan)} plan.")
+            self.msg.say(f"The account is already on the {plan_title(plan)} plan.")
             return None
         try:
             reply = self.client.upgrade_queue_plan(customer, plan)
         except (SvcError, ValueError) as exc:
-            self._say(f"Changing the plan to {plan_title(plan)} failed: {exc}", "error")
+            self.msg.say(f"Changing the plan to {plan_title(plan)} failed: {exc}", "error")
             return None
         self.refresh()
-        self._say(f"Plan changed to {plan_title(plan)} ({reply}).", "ok")
+        self.msg.say(f"Plan changed to {plan_title(plan)} ({reply}).", "ok")
         return reply
 
     def request_rotate(self) -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 import traitlets as T
 
 from svckit.kv.client import KV
-from svckit.widgets._common import Composed, MessageBar, badge, style_widget
+from svckit.widgets._common import MessageBar, badge, style_widget
 from svckit.widgets._static import StaticView
 from svckit.widgets.kv_explorer.browser import KeyBrowser, ScanState
 from svckit.widgets.kv_explorer.bulk_panel import BulkPanel, BulkState
@@ -39,14 +39,15 @@ LINKED = {
 }
 
 
-class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox):
+class KVExplorer(ScanState, ValueState, BulkState, StaticView, W.VBox):
     """Explore a key-value database: ``KVExplorer(kv)`` (an ``svckit.kv.KV`` client).
 
     State lives in traits (``pattern``, ``type_filter``, ``matches``, ``selected``, ``message`` ...) and
-    the public methods (``refresh()``, ``scan_more()``, ``scan_all()``, ``select(key)``,
-    ``save_value()``, ``set_ttl()``, ``delete_key()``, ``run_command()``, ``start_monitor()``,
-    ``bulk_dry_run()`` ...) are separate from the button handlers, so tests drive the widget without a
-    browser. Every control of every view is reachable by name (``explorer.key_list``)."""
+    the public methods (``refresh()``, ``scan_all()``, ``select(key)``, ``save_value()``,
+    ``delete_key()``, ``run_command()``, ``subscribe()``, ``bulk_dry_run()`` ...) are separate from the
+    button handlers, so tests drive the widget without a browser. Each view is an attribute
+    (``browser``, ``value_pane``, ``key_tree``, ``console``, ``monitor_pane``, ``pubsub_pane``, ``bulk``,
+    ``slowlog``), and its controls are reached through it: ``explorer.browser.key_list``."""
 
     delimiter = T.Unicode(":")
     history = T.List(T.Unicode())
@@ -65,14 +66,12 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
         self.pubsub_pane = PubSubView(kv, self.messages)
         self.bulk = BulkPanel(kv)
         self.slowlog = SlowLogView(kv)  # read when its tab is first opened (or refresh() is called)
-        self._views = (self.browser, self.value_pane, self.key_tree, self.console, self.monitor_pane, self.pubsub_pane,
-                       self.bulk, self.slowlog)
         self.header = W.HTML()
         browse = W.HBox([self.browser, self.value_pane])
         self.tabs = W.Tab(children=[browse, self.key_tree, self.console, self.monitor_pane, self.pubsub_pane, self.bulk,
                                     self.slowlog], titles=TABS)
         self.tabs.observe(lambda c: c["new"] == TABS.index("Slow log") and self.slowlog.frame.empty
-                          and self.slowlog.refresh(), names="selected_index")
+                          and self.slowlog.refresh(background=True), names="selected_index")
         explorer_style = W.HTML(EXPLORER_STYLE, layout=W.Layout(height="0px", margin="0"))
         super().__init__([style_widget(), explorer_style, self.header, self.browser.toolbar, self.browser.status,
                           self.messages, self.tabs])
@@ -102,23 +101,22 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
 
     # -- public: the key browser and the value view --------------------------------------------------
     @property
-    def visible_keys(self) -> list[str]:
-        return self.browser.visible_keys
+    def visible_frame(self) -> pd.DataFrame:
+        """The rows of the key list shown: key, type, TTL, memory and length."""
+        return self.browser.visible_frame
+
+    @property
+    def value_frame(self) -> pd.DataFrame:
+        """The page of the selected value shown, as a table."""
+        return self.value_pane.value_frame
 
     def refresh(self) -> None:
         """Start over: DBSIZE, then the first page of matches (or a direct lookup of an exact name)."""
         self.browser.refresh()
 
-    def scan_more(self) -> None:
-        """Scan until one more page of matches is found (at most ``max_steps`` SCAN calls)."""
-        self.browser.scan_more()
-
     def scan_all(self) -> None:
         """Scan to the end of the keyspace, stopping at ``scan_cap`` matches."""
         self.browser.scan_all()
-
-    def show_page(self, page: int) -> None:
-        self.browser.show_page(page)
 
     def describe_visible(self) -> pd.DataFrame:
         """TYPE, PTTL and MEMORY USAGE of the visible keys in one pipeline, then their lengths."""
@@ -134,14 +132,8 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
     def value_previous_page(self) -> pd.DataFrame:
         return self.value_pane.value_previous_page()
 
-    def set_value_page_size(self, size: int) -> pd.DataFrame:
-        return self.value_pane.set_value_page_size(size)
-
     def save_value(self, text: str) -> bool:
         return self.value_pane.save_value(text)
-
-    def set_ttl(self, seconds: int | None) -> bool:
-        return self.value_pane.set_ttl(seconds)
 
     def delete_key(self) -> bool:
         return self.value_pane.delete_key()
@@ -160,18 +152,9 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
         """Count every key of the search in the key tree, measuring memory (progress bar, Cancel)."""
         self.key_tree.scan_all(background)
 
-    def tree_up_level(self) -> None:
-        self.key_tree.tree_up_level()
-
     def run_command(self, text: str, mode: str = "single") -> Any:
         """Run ``text`` (one command, or one per line) and show the reply; returns it."""
         return self.console.run_command(text, mode)
-
-    def start_monitor(self) -> None:
-        self.monitor_pane.start_monitor()
-
-    def stop_monitor(self) -> bool:
-        return self.monitor_pane.stop_monitor()
 
     def subscribe(self, channel: str | None = None) -> None:
         self.pubsub_pane.subscribe(channel)
@@ -182,7 +165,21 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
     def publish(self, channel: str, message: str) -> int | None:
         return self.pubsub_pane.publish(channel, message)
 
+    def pubsub_frame(self) -> pd.DataFrame:
+        """The messages received on the Pub/Sub tab, newest first."""
+        return self.pubsub_pane.pubsub_frame()
+
     # -- public: bulk actions ---------------------------------------------------------------------------
+    @property
+    def bulk_summary(self) -> Any:
+        """What the last bulk run did (None before one)."""
+        return self.bulk.bulk_summary
+
+    @property
+    def bulk_frame(self) -> pd.DataFrame | None:
+        """The keys and values the last DataFrame export read (None before one)."""
+        return self.bulk.bulk_frame
+
     def bulk_dry_run(self, background: bool = False) -> Any:
         return self.bulk.bulk_dry_run(background)
 
@@ -200,11 +197,12 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, Composed, W.VBox)
         self.bulk.bulk_node(prefix, self.delimiter)
 
     def close(self) -> None:
-        """Stop the streams and any bulk run, then close the widget."""
+        """Stop the streams, any bulk run and any scan, then close the widget."""
         self.monitor_pane.monitor.stop()
         self.pubsub_pane.pubsub.stop()
         self.bulk_cancel()
         self.key_tree.job.cancel()
+        self.browser.job.cancel()
         super().close()
 
     # -- wiring ------------------------------------------------------------------------------------------

@@ -26,10 +26,12 @@ import traitlets as T
 
 from svckit import frames
 from svckit._inflight import InFlight
+from svckit._progress import Cancel
 from svckit._units import plural
 from svckit.errors import SvcError
 from svckit.kv.keyspace import KeyInfo, KeyScan, describe_keys, scan_keys
-from svckit.widgets._common import MessageBar, Quiet, error_text, muted_html
+from svckit.widgets._common import MessageBar, Quiet, error_text, muted_html, one_of, positive
+from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets.kv_explorer.listing import (
     LIST_STYLE,
     TYPE_CHOICES,
@@ -64,6 +66,14 @@ class ScanState(T.HasTraits):
     selected = T.Unicode("")
     readonly = T.Bool(False)
 
+    @T.validate("count", "scan_all_count", "page_size", "max_steps", "scan_cap")
+    def _positive(self, proposal: Any) -> int:
+        return positive(proposal)
+
+    @T.validate("type_filter")
+    def _known_type(self, proposal: Any) -> str:
+        return one_of(proposal, [value for _label, value in TYPE_CHOICES])
+
 
 class KeyBrowser(ScanState, W.VBox):
     """The toolbar (pattern, type, Refresh, Scan more, Scan all) and the one list of the keys found,
@@ -77,6 +87,7 @@ class KeyBrowser(ScanState, W.VBox):
         self.visible_frame = frames.keys_frame([])
         self._scan = KeyScan()
         self._quiet = Quiet()
+        self.job = BackgroundJob(name="svckit-key-scan")  # Scan more / Scan all: SCAN calls off the kernel's thread
         self.pattern_box = W.Text(description="Search", placeholder="a word (user) or a pattern (user:*)",
                                   continuous_update=False, layout=W.Layout(width="320px"))
         self.type_box = W.Dropdown(options=TYPE_CHOICES, value="", description="Type", layout=W.Layout(width="190px"))
@@ -102,8 +113,8 @@ class KeyBrowser(ScanState, W.VBox):
         T.dlink((self, "pattern"), (self.pattern_box, "value"))
         T.link((self.type_box, "value"), (self, "type_filter"))
         self.refresh_button.on_click(lambda _b: self.refresh())
-        self.more_button.on_click(lambda _b: self.scan_more())
-        self.all_button.on_click(lambda _b: self.scan_all())
+        self.more_button.on_click(lambda _b: self.scan_more(background=True))
+        self.all_button.on_click(lambda _b: self.scan_all(background=True))
         self.prev_button.on_click(lambda _b: self.show_page(self.page - 1))
         self.next_button.on_click(lambda _b: self.show_page(self.page + 1))
         self.key_list.observe(self._on_key_clicked, names="value")
@@ -177,33 +188,68 @@ class KeyBrowser(ScanState, W.VBox):
         return self.matches.index(key) // self.page_size if key in self.matches else 0
 
     def _scan_steps(self, want: int, max_steps: int, count: int | None = None) -> None:
-        scan = self._scan
+        self._took_scan(self._scan, self._scan_keys(self._scan, want, max_steps, count))
+
+    def _scan_keys(self, scan: KeyScan, want: int, max_steps: int, count: int | None,
+                   cancel: Cancel = None) -> SvcError | None:
+        """The SCAN calls (in the caller's thread or the job's, which ``cancel`` stops): the error, or None."""
         try:
-            scan_keys(self.kv, scan, count=count or self.count, limit=want, max_calls=max_steps)
+            scan_keys(self.kv, scan, count=count or self.count, limit=want, max_calls=max_steps, cancel=cancel)
         except SvcError as exc:
+            return exc
+        return None
+
+    def _took_scan(self, scan: KeyScan, error: SvcError | None) -> None:
+        if error is not None:
             hint = " SCAN is refused for Read Only tokens: type an exact key name instead." if self.readonly else ""
-            self.messages.say(f"SCAN failed: {error_text(exc)}.{hint}", "error")
+            self.messages.say(f"SCAN failed: {error_text(error)}.{hint}", "error")
             scan.complete = True
         self.cursor, self.complete = scan.cursor, scan.complete
         self._sort()
 
-    def scan_more(self) -> None:
-        """Scan until one more page of matches is found (at most ``max_steps`` SCAN calls)."""
+    def _scan_on_job(self, want: int, max_steps: int, count: int | None, then: Callable[[], Any],
+                     background: bool) -> None:
+        """SCAN on the browser's job, then ``then()`` on the kernel's thread (a search started over in
+        the meantime makes the result stale: dropped)."""
+        if self.job.running:
+            return
+        scan = self._scan
+        self.more_button.disabled = self.all_button.disabled = True
+
+        def done(error: SvcError | None) -> None:
+            if scan is not self._scan:
+                return
+            self._took_scan(scan, error)
+            then()
+
+        self.job.start(lambda _progress, cancel: self._scan_keys(scan, want, max_steps, count, cancel), on_done=done,
+                       background=background)
+
+    def scan_more(self, background: bool = False) -> None:
+        """Scan until one more page of matches is found (at most ``max_steps`` SCAN calls); in a
+        background job with ``background`` (what the button does)."""
         if self.complete:
             self._update_status()
             return
         target = (len(self.matches) // self.page_size + 1) * self.page_size
         first_fill = not self.matches
-        self._scan_steps(target, self.max_steps)
-        self.show_page(self.page if not first_fill else 0)
+        self._scan_on_job(target, self.max_steps, None, lambda: self.show_page(self.page if not first_fill else 0),
+                          background)
 
-    def scan_all(self) -> None:
-        """Scan to the end of the keyspace, stopping at ``scan_cap`` matches."""
-        self._scan_steps(self.scan_cap, max_steps=10**9, count=max(self.count, self.scan_all_count))
-        if not self.complete and len(self.matches) >= self.scan_cap:
-            self.messages.say(f"Stopped at the cap of {self.scan_cap:,} matching keys; narrow the pattern to see "
-                              "the rest.", "info")
-        self.show_page(self.page)
+    def scan_all(self, background: bool = False) -> None:
+        """Scan to the end of the keyspace, stopping at ``scan_cap`` matches; in a background job with
+        ``background`` (what the button does)."""
+        def shown() -> None:
+            if not self.complete and len(self.matches) >= self.scan_cap:
+                self.messages.say(f"Stopped at the cap of {self.scan_cap:,} matching keys; narrow the pattern to "
+                                  "see the rest.", "info")
+            self.show_page(self.page)
+
+        self._scan_on_job(self.scan_cap, 10**9, max(self.count, self.scan_all_count), shown, background)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a Scan more / Scan all under way to be shown; True once none is running."""
+        return self.job.wait(timeout)
 
     def remove(self, key: str) -> None:
         """Forget a key that was deleted."""

@@ -26,7 +26,7 @@ from svckit._units import plural
 from svckit.errors import SvcError
 from svckit.kv.bulk import BulkPlan, BulkSummary, pattern_for_prefix, plan_bulk, run_bulk
 from svckit.kv.keyspace import describe_keys
-from svckit.widgets._common import ConfirmBar, error_text, frame_html, message_html, muted_html
+from svckit.widgets._common import ConfirmBar, error_text, frame_html, message_html, muted_html, positive
 from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets.kv_explorer.listing import keys_table_html, scan_text
 
@@ -66,6 +66,10 @@ class BulkState(T.HasTraits):
         if proposal["value"] not in BULK_ACTIONS:
             raise T.TraitError(f"unknown bulk action {proposal['value']!r}: choose one of {', '.join(BULK_ACTIONS)}")
         return proposal["value"]
+
+    @T.validate("bulk_ttl", "bulk_batch")
+    def _positive(self, proposal: Any) -> int:
+        return positive(proposal)
 
 
 class BulkPanel(BulkState, W.VBox):

@@ -19,6 +19,7 @@ from svckit._units import plural
 from svckit.errors import SvcError, mask
 from svckit.kv.redact import redact
 from svckit.widgets._common import ConfirmBar, MessageBar, error_text, frame_html
+from svckit.widgets._jobs import BackgroundJob
 
 #: entries read per refresh (SLOWLOG GET's count)
 ENTRIES = 128
@@ -58,34 +59,49 @@ class SlowLogView(W.VBox):
         self.slowlog_status = MessageBar()
         self.slowlog_table = W.HTML()
         self.slowlog_confirm = ConfirmBar()
+        self.job = BackgroundJob(name="svckit-slowlog")  # a click's read: off the kernel's thread
         super().__init__([W.HBox([self.slowlog_refresh, self.slowlog_reset]), self.slowlog_confirm,
                           self.slowlog_status, W.Box([self.slowlog_table], layout=W.Layout(max_height="420px",
                                                                                            overflow="auto"))],
                          **kwargs)
         self.add_class("svc-slowlog")
-        self.slowlog_refresh.on_click(lambda _b: self.refresh())
+        self.slowlog_refresh.on_click(lambda _b: self.refresh(background=True))
         self.slowlog_reset.on_click(lambda _b: self.slowlog_confirm.ask(
             "Empty the slow log (SLOWLOG RESET)? Its entries are gone for every client.", self.reset, "Reset"))
         if self.readonly:
             self.slowlog_reset.disabled = True
             self.slowlog_reset.tooltip = "this explorer uses a Read Only token: the slow log is not reset"
 
-    def refresh(self) -> pd.DataFrame:
+    def refresh(self, background: bool = False) -> pd.DataFrame:
         """SLOWLOG GET: the newest entries first, as a table; a refusal is said, not raised. The
-        logging threshold is read beside it (one round trip for both)."""
+        logging threshold is read beside it (one round trip for both). In a background job with
+        ``background`` (what the Refresh button and opening the tab do). Returns the frame shown."""
+        if not self.job.running:
+            self.job.start(lambda _progress, _cancel: self._read(), on_done=self._took, background=background)
+        return self.frame
+
+    def wait(self, timeout: float | None = 60) -> bool:
+        """Wait for a read under way to be shown; True once none is running."""
+        return self.job.wait(timeout)
+
+    def _read(self) -> tuple[Any, str]:
+        """SLOWLOG GET's reply (or its refusal) and the threshold's words, side by side (in the job)."""
         with InFlight(limit=2) as flight:
             got = flight.submit(self._entries)
             threshold = flight.submit(self._threshold)
-        reply = got.result()
+        return got.result(), threshold.result()
+
+    def _took(self, read: tuple[Any, str]) -> None:
+        reply, threshold = read
         if isinstance(reply, SvcError):
             self.frame = pd.DataFrame()
             self.slowlog_table.value = ""
             who = "this explorer's Read Only token" if self.readonly else "this token"
             self.slowlog_status.say(f"The slow log cannot be read with {who}: the service refused SLOWLOG GET "
                                     f"({error_text(reply)}). A Standard token reads it.", "info")
-            return self.frame
+            return
         self.frame = slowlog_frame(reply)
-        threshold_text, n = threshold.result() or " slower than the server's threshold", len(self.frame)
+        threshold_text, n = threshold or " slower than the server's threshold", len(self.frame)
         if n:
             self.slowlog_status.say(f"{plural(n, 'command')}{threshold_text}, newest first "
                                     f"(the last {ENTRIES} at most).", "info")
@@ -94,7 +110,6 @@ class SlowLogView(W.VBox):
                                     "info")
         shown = self.frame.rename(columns={"duration_us": "duration"})
         self.slowlog_table.value = frame_html(shown, max_rows=ENTRIES, formatters={"duration": _micros}) if n else ""
-        return self.frame
 
     def _entries(self) -> Any:
         """SLOWLOG GET's reply, or the error that refused it."""

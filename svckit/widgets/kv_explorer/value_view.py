@@ -21,7 +21,6 @@ from svckit.errors import SvcError
 from svckit.kv.formats import available_encodings, json_document
 from svckit.kv.keyspace import PAGED_TYPES, ValuePage
 from svckit.widgets._common import (
-    Composed,
     ConfirmBar,
     MessageBar,
     badge,
@@ -29,6 +28,9 @@ from svckit.widgets._common import (
     frame_html,
     message_html,
     muted_html,
+    one_of,
+    positive,
+    show_one,
 )
 from svckit.widgets.kv_explorer.element_editor import ElementEditor
 from svckit.widgets.kv_explorer.json_tree import JsonTree
@@ -58,8 +60,16 @@ class ValueState(T.HasTraits):
     value_format = T.Unicode("raw", help="formatter of string values and page elements (svckit.kv.formats)")
     value_page_number = T.Int(0, help="0-based page of the selected value shown")
 
+    @T.validate("value_limit")
+    def _positive(self, proposal: Any) -> int:
+        return positive(proposal)
 
-class ValueView(ValueState, Composed, W.VBox):
+    @T.validate("value_format")
+    def _known_format(self, proposal: Any) -> str:
+        return one_of(proposal, available_encodings())
+
+
+class ValueView(ValueState, W.VBox):
     """``select(key)`` shows a key; ``value_next_page()`` / ``value_previous_page()`` page through it;
     ``save_value()``, ``set_ttl()``, ``delete_key()`` write (their buttons ask first)."""
 
@@ -101,7 +111,6 @@ class ValueView(ValueState, Composed, W.VBox):
         self.element_editor = ElementEditor(kv, messages, self.confirm_bar)
         self.json_editor = JsonTree(kv, messages, self.confirm_bar)
         self.element_editor.after_write = self.json_editor.after_write = self._after_element_write
-        self._views = (self.element_editor, self.json_editor)  # explorer.element_pick, explorer.json_path
         actions = W.HBox([self.edit_toggle, self.save_button, self.ttl_box, self.ttl_button, self.persist_button, self.delete_button],
                          layout=lay(flex_flow="row wrap", align_items="center"))
         pager = W.HBox([self.value_prev, self.value_page_label, self.value_next, self.value_page_size,
@@ -234,8 +243,7 @@ class ValueView(ValueState, Composed, W.VBox):
         shown_type = shown.shown_type if shown is not None else ""
         help_text = EDIT_HELP.get(shown_type, "") if editing else ""
         self.edit_help.value = message_html(help_text, "info")
-        self.edit_box.layout.display = None if editing else "none"
-        self.value_box.layout.display = "none" if editing else None
+        show_one(self.edit_box if editing else self.value_box, (self.edit_box, self.value_box))
         self._update_buttons()
 
     def _save_question(self, text: str) -> str:

@@ -10,16 +10,14 @@ from typing import Any
 
 import ipywidgets as W
 import pandas as pd
-import plotly.graph_objects as go
 import traitlets as T
 
 from svckit import frames
 from svckit.errors import SvcError
-from svckit.vector.local_client import VectorQueries
-from svckit.vector.models import QueryOptions
 from svckit.vector.projection import ProjectionMap
+from svckit.vector.queries import VectorQueries
 from svckit.vector.routing import KindRouter, LocalCorpus, configured_clients
-from svckit.widgets._common import Composed, Quiet, message_html, style_widget
+from svckit.widgets._common import MessageBar, Quiet, style_widget
 from svckit.widgets._static import StaticView
 from svckit.widgets.vector_playground.batch import BatchTab
 from svckit.widgets.vector_playground.browse import BrowseState, BrowseTab
@@ -48,7 +46,7 @@ REQUEST = ["query_text", "top_k", "namespace", "include_metadata", "include_vect
            "fusion", "weighting"]
 
 
-class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Composed, W.VBox):
+class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, W.VBox):
     """Type a query, tune the request, and see the hits, the score chart, the DENSE / SPARSE / HYBRID
     comparison, a 2-D map of the index, batch queries, a browser of whatever an index holds, each
     hit explained, and a retrieval evaluation.
@@ -57,8 +55,10 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     kinds without one query the local index (a :class:`~svckit.vector.LocalVector` over ``corpus``),
     with the reason from ``not_configured`` in the banner. :meth:`from_settings` builds the clients
     from the SVC_VECTOR_* variables. Every control's value is a trait, and every action a public
-    method (``query()``, ``compare()``, ``project()``, ``batch()``, ``browse()``, ``inspect()``,
-    ``explain()``, ``evaluate()`` ...), so tests and notebooks drive it without a browser."""
+    method (``query()``, ``compare()``, ``batch()``, ``browse()``, ``inspect()``, ``explain()``,
+    ``evaluate()`` ...), so tests and notebooks drive it without a browser. Each tab is an attribute
+    (``controls``, ``results``, ``comparison``, ``projection``, ``batcher``, ``browse_tab``, ``explainer``,
+    ``evaluator``) and its controls are reached through it: ``playground.results.score_fig``."""
 
     #: the Batch tab draws a chart per query after the widget is displayed: room for that many in
     #: its static view (a batch of more is named there, "not kept")
@@ -87,12 +87,10 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         self.browse_tab = BrowseTab(self.session)
         self.explainer = ExplainTab(self.session)
         self.evaluator = EvaluateTab(self.session)
-        self._views = (self.controls, self.results, self.comparison, self.projection, self.batcher,
-                       self.browse_tab, self.explainer, self.evaluator, self.session)
         self._quiet = Quiet()
         self._applied_filter = ""
         self.w_banner = W.HTML("")
-        self.w_status = W.HTML("")
+        self.w_status = MessageBar()
         self.w_stale = W.HTML("")
         self.tabs = W.Tab(children=[self.results, self.comparison, self.projection, self.batcher, self.browse_tab,
                                     self.explainer, self.evaluator], titles=TABS)
@@ -105,6 +103,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         for view, names in LINKED.items():
             for name in names:  # the view's state is the start; the traits given here then reach it
                 T.link((getattr(self, view), name), (self, name))
+        T.link((self.w_status, "message"), (self, "status"))
         for name, value in kwargs.items():
             setattr(self, name, value)
         self.observe(self._on_filter, names="filter_text")
@@ -117,7 +116,8 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         # Enter in the filter box searches (the box sends its text as typed, to check it at once, and
         # Enter as a "submit" message of its own)
         self.controls.w_filter.on_msg(self._on_filter_submit)
-        self.results.w_hit_fetch.on_click(lambda _b: self.w_hit_pick.value and self.inspect(self.w_hit_pick.value))
+        self.results.w_hit_fetch.on_click(lambda _b: self.results.w_hit_pick.value
+                                          and self.inspect(self.results.w_hit_pick.value))
         with self._quiet:
             self.index_kind = index_kind
             self._update_banner()
@@ -143,10 +143,27 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     def hits(self) -> pd.DataFrame:
         return self.session.hits
 
+    @property
+    def by_mode(self) -> dict[str, pd.DataFrame]:
+        """The hits of the Compare modes tab, by query mode."""
+        return self.comparison.by_mode
+
+    @property
+    def rank_fig(self) -> Any:
+        """The rank-shift chart of the Compare modes tab (``.figure`` is its plotly figure)."""
+        return self.comparison.rank_fig
+
+    @property
+    def projection_fig(self) -> Any:
+        """The 2-D map of the Projection tab (``.figure`` is its plotly figure)."""
+        return self.projection.projection_fig
+
+    @property
+    def eval_summary(self) -> pd.DataFrame:
+        """The last evaluation's summary: one row per configuration."""
+        return self.evaluator.eval_summary
+
     # -- public -------------------------------------------------------------------------------------
-    def params(self, kind: str | None = None) -> QueryOptions:
-        """The query options the controls describe, trimmed to what ``kind`` accepts."""
-        return self.controls.params(kind)
 
     def query(self, text: str | None = None) -> pd.DataFrame:
         """Run the query on the selected index; update the table, score chart, comparison and the map
@@ -155,13 +172,16 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
             with self._quiet:
                 self.query_text = text
         if not self.controls.check_filter():
-            return self._say("fix the filter first")
+            self.w_status.say("fix the filter first")
+            return self.hits
         if not self.query_text.strip():
-            return self._say("type a query")
+            self.w_status.say("type a query")
+            return self.hits
         try:
-            hits = self.session.run(self.index_kind, [self.query_text], self.params())[0]
+            hits = self.session.run(self.index_kind, [self.query_text], self.controls.params())[0]
         except SvcError as exc:
-            return self._say(f"query failed: {exc}", error=True)
+            self.w_status.say(f"query failed: {exc}", "error")
+            return self.hits
         finally:
             self._update_banner()
         self._applied_filter, self.stale = self.filter_text, ""
@@ -170,7 +190,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         self.results.show(self.hits, f"Scores for “{self.query_text[:60]}” ({self.index_kind})")
         failed = self.comparison.compare()
         found = f"{self.result_count} hit(s) from the {self.index_kind} index ({self.session.where()})"
-        self._say("; ".join([found, *failed, *self._still_filling()]))
+        self.w_status.say("; ".join([found, *failed, *self._still_filling()]))
         if self.tabs.selected_index == PROJECTION_TAB or self.projection.drawn:
             self.projection.project()  # only once the map has been asked for: fitting it is not free
         if self.tabs.selected_index == EXPLAIN_TAB:
@@ -197,23 +217,14 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     def projection_map(self) -> ProjectionMap:
         return self.projection.projection_map()
 
-    def project(self) -> go.Figure | None:
-        return self.projection.project()
-
     def batch(self, texts: Sequence[str] | None = None) -> list[pd.DataFrame]:
         return self.batcher.batch(texts)
-
-    def list_namespaces(self) -> list[str]:
-        return self.browse_tab.list_namespaces()
 
     def browse(self, namespace: str | None = None) -> pd.DataFrame:
         return self.browse_tab.browse(namespace)
 
     def next_page(self) -> pd.DataFrame:
         return self.browse_tab.next_page()
-
-    def map_index(self) -> go.Figure | None:
-        return self.browse_tab.map_index()
 
     def inspect(self, vector_id: str, namespace: str | None = None) -> Any:
         """Fetch one vector in full and show it (Browse and Results tabs); a hit of the Results tab is
@@ -227,14 +238,8 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
     def explain(self, hit_id: str | None = None) -> pd.DataFrame:
         return self.explainer.explain(hit_id)
 
-    def show_explained(self, hit_id: str | None) -> go.Figure | None:
-        return self.explainer.show_explained(hit_id)
-
     def add_labelled_set(self, name: str, labelled: pd.DataFrame) -> None:
         self.evaluator.add_labelled_set(name, labelled)
-
-    def labelled(self) -> pd.DataFrame:
-        return self.evaluator.labelled()
 
     def start_evaluation(self) -> Any:
         return self.evaluator.start_evaluation()
@@ -243,21 +248,13 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
                  timeout: float | None = None) -> pd.DataFrame:
         return self.evaluator.evaluate(labelled, k, timeout=timeout)
 
-    def cancel_evaluation(self) -> None:
-        self.evaluator.cancel_evaluation()
-
     def close(self) -> None:
-        self.cancel_evaluation()
+        self.evaluator.cancel_evaluation()
         super().close()
 
     # -- internals ------------------------------------------------------------------------------------
     def _client(self, kind: str) -> VectorQueries:
         return self.router.client(kind)
-
-    def _say(self, text: str, *, error: bool = False) -> pd.DataFrame:
-        self.status = text
-        self.w_status.value = message_html(text, "error" if error else "info")
-        return self.hits
 
     def _update_banner(self) -> None:
         kind = self.index_kind
@@ -282,7 +279,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
         changed = self.filter_text != self._applied_filter and len(self.hits) > 0
         self.stale = stale_note(self._applied_filter) if changed else ""
         if valid and changed:
-            self._say("filter is valid: press Enter (or Search) to apply it")
+            self.w_status.say("filter is valid: press Enter (or Search) to apply it")
 
     def _on_filter_submit(self, _widget: Any, content: dict, _buffers: Any) -> None:
         if content.get("event") == "submit":
@@ -303,7 +300,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
 
     def _on_tab(self, change: dict) -> None:
         if change["new"] == PROJECTION_TAB and self.query_text.strip() and len(self.hits):
-            self.project()
+            self.projection.project()
         if change["new"] == BROWSE_TAB and not self.namespace_names:
             self.browse()
         if change["new"] == EXPLAIN_TAB and self.query_text.strip() and self.explainer.explanation is None:
@@ -311,4 +308,4 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, Compo
 
     def _on_color(self, _change: dict) -> None:
         if not self._quiet and self.query_text.strip() and len(self.hits):
-            self.project()
+            self.projection.project()

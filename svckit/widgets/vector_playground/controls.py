@@ -10,9 +10,13 @@ import ipywidgets as W
 import traitlets as T
 
 from svckit.vector.models import KINDS, FusionAlgorithm, QueryMode, QueryOptions
+from svckit.widgets._common import one_of
 
 MODES = tuple(m.value for m in QueryMode)
 FUSIONS = tuple(f.value for f in FusionAlgorithm)
+WEIGHTINGS = ("", "IDF")  # "" = none
+#: the most hits the playground asks for (the topK slider's end)
+MAX_TOP_K = 100
 
 
 class QueryState(T.HasTraits):
@@ -28,9 +32,19 @@ class QueryState(T.HasTraits):
     index_kind = T.Enum(KINDS, default_value="hybrid")
     query_mode = T.Enum(MODES, default_value="HYBRID")
     fusion = T.Enum(FUSIONS, default_value="RRF")
-    weighting = T.Unicode("")  # "" = none, "IDF"
+    weighting = T.Unicode("")  # one of WEIGHTINGS
     filter_error = T.Unicode("")
     filter_error_position = T.Int(-1)
+
+    @T.validate("top_k")
+    def _top_k_in_range(self, proposal: Any) -> int:
+        if not 1 <= proposal["value"] <= MAX_TOP_K:
+            raise T.TraitError(f"top_k must be from 1 to {MAX_TOP_K}, not {proposal['value']!r}")
+        return proposal["value"]
+
+    @T.validate("weighting")
+    def _known_weighting(self, proposal: Any) -> str:
+        return one_of(proposal, WEIGHTINGS)
 
 
 class QueryControls(QueryState, W.VBox):
@@ -41,7 +55,7 @@ class QueryControls(QueryState, W.VBox):
         self.w_query = W.Text(placeholder="ask something, press Enter", description="query",
                               continuous_update=False, layout=lay(width="480px"))
         self.w_search = W.Button(description="Search", icon="search", button_style="primary")
-        self.w_topk = W.IntSlider(value=10, min=1, max=100, description="topK", continuous_update=False)
+        self.w_topk = W.IntSlider(value=10, min=1, max=MAX_TOP_K, description="topK", continuous_update=False)
         self.w_namespace = W.Text(description="namespace", placeholder="(default)", continuous_update=False,
                                   layout=lay(width="240px"))
         self.w_filter = W.Text(description="filter", placeholder="genre = 'drama' AND year >= 2000",
@@ -83,7 +97,7 @@ class QueryControls(QueryState, W.VBox):
 
     def check_filter(self) -> bool:
         """Parse the filter; show a syntax error inline with a caret under its position."""
-        from svckit.localindex import FilterSyntaxError, parse_filter
+        from svckit.core.filter import FilterSyntaxError, parse_filter
 
         text = self.filter_text
         try:

@@ -15,7 +15,7 @@ from svckit._progress import Progress
 from svckit.errors import SvcError
 from svckit.vector import evaluation
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import message_html, muted_html
+from svckit.widgets._common import MessageBar, muted_html, positive
 from svckit.widgets._jobs import BackgroundJob
 from svckit.widgets._plots import evaluation_figure
 from svckit.widgets.vector_playground._tables import numbers_html
@@ -34,6 +34,10 @@ class EvaluateState(T.HasTraits):
     eval_total = T.Int(0)
     eval_status = T.Unicode("")
 
+    @T.validate("eval_k")
+    def _positive(self, proposal: Any) -> int:
+        return positive(proposal)
+
 
 class EvaluateTab(EvaluateState, W.VBox):
     def __init__(self, session: Session, **kwargs: Any) -> None:
@@ -48,7 +52,7 @@ class EvaluateTab(EvaluateState, W.VBox):
         self.w_eval_run = W.Button(description="Evaluate", icon="play", button_style="primary")
         self.w_eval_cancel = W.Button(description="Cancel", icon="stop", disabled=True)
         self.w_eval_progress = W.IntProgress(value=0, min=0, max=1, description="progress", layout=lay(width="340px"))
-        self.w_eval_status = W.HTML("")
+        self.w_eval_status = MessageBar()
         self.w_eval_table = W.HTML("")
         self.eval_fig = Chart().add_class("svckit-eval-chart")
         self.w_eval_queries = W.HTML("")
@@ -62,6 +66,7 @@ class EvaluateTab(EvaluateState, W.VBox):
                          **kwargs)
         T.link((self.w_labelled, "value"), (self, "labelled_name"))
         T.link((self.w_eval_k, "value"), (self, "eval_k"))
+        T.link((self.w_eval_status, "message"), (self, "eval_status"))
         self.w_eval_run.on_click(lambda _b: self.start_evaluation())
         self.w_eval_cancel.on_click(lambda _b: self.cancel_evaluation())
         self.observe(self._on_running, names="eval_running")
@@ -83,10 +88,6 @@ class EvaluateTab(EvaluateState, W.VBox):
             self.labelled_sets[self.labelled_name] = found
         return found
 
-    def _say(self, text: str, kind: str = "info") -> None:
-        self.eval_status = text
-        self.w_eval_status.value = message_html(text, kind)
-
     def start_evaluation(self) -> threading.Thread | None:
         """Evaluate in the background (Cancel stops the batches not sent yet); the frames land in
         ``eval_per_query`` / ``eval_summary``. Returns the job's thread (None when nothing runs)."""
@@ -95,15 +96,15 @@ class EvaluateTab(EvaluateState, W.VBox):
         try:
             labelled = self.labelled()
         except (ImportError, ValueError) as exc:
-            self._say(f"no labelled set: {exc}", "error")
+            self.w_eval_status.say(f"no labelled set: {exc}", "error")
             return None
         if labelled.empty:
-            self._say("the labelled set has no query whose relevant ids are in this index")
+            self.w_eval_status.say("the labelled set has no query whose relevant ids are in this index")
             return None
         kind, client, where, k = self.session.kind, self.session.client(), self.session.where(), self.eval_k
         namespace = self.session.controls.namespace.strip()
         self.eval_done, self.eval_total = 0, 0
-        self._say(f"evaluating {len(labelled)} queries on the {kind} index…")
+        self.w_eval_status.say(f"evaluating {len(labelled)} queries on the {kind} index…")
         self.eval_running = True
 
         def work(progress: Any, cancel: threading.Event) -> pd.DataFrame:
@@ -139,7 +140,7 @@ class EvaluateTab(EvaluateState, W.VBox):
         summary = evaluation.summarize(per_query) if len(per_query) else pd.DataFrame()
         self.eval_per_query, self.eval_summary = per_query, summary
         cancelled = bool(per_query.attrs.get("cancelled"))
-        self._say(f"{'cancelled after' if cancelled else 'done:'} {len(per_query)} query runs, {len(labelled)} "
+        self.w_eval_status.say(f"{'cancelled after' if cancelled else 'done:'} {len(per_query)} query runs, {len(labelled)} "
                   f"labelled queries × {len(summary)} configuration(s), top {k}, {kind} index ({where})")
         self.w_eval_table.value = numbers_html(summary) if len(summary) else "<i>nothing evaluated</i>"
         fig = evaluation_figure(summary, title=f"{self.labelled_name}: {kind} index, k = {k}")
@@ -156,7 +157,7 @@ class EvaluateTab(EvaluateState, W.VBox):
     def _failed(self, exc: BaseException) -> None:
         self.eval_running = False
         what = str(exc) if isinstance(exc, SvcError) else f"{type(exc).__name__}: {exc}"
-        self._say(f"evaluation failed: {what}", "error")
+        self.w_eval_status.say(f"evaluation failed: {what}", "error")
 
     def _on_running(self, _change: Any) -> None:
         self.w_eval_run.disabled, self.w_eval_cancel.disabled = self.eval_running, not self.eval_running

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from svckit import frames
-from svckit.vector.local_client import VectorQueries
 from svckit.vector.models import QueryOptions
 from svckit.vector.projection import ProjectionMap, map_namespace
+from svckit.vector.queries import VectorQueries
 from svckit.vector.routing import KindRouter
 from svckit.widgets.vector_playground.controls import QueryControls
 
@@ -56,6 +56,6 @@ class Session:
     def embed_query(self) -> np.ndarray:
         """The query's dense vector, embedded in this kernel with the packaged model (the service does
         not return the query vector); the embedder is shared with any in-process index."""
-        from svckit.localindex.embedding import get_embedder
+        from svckit.embedding import get_embedder
 
         return np.asarray(get_embedder().embed([self.text]))[0]

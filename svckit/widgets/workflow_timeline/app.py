@@ -21,12 +21,12 @@ import traitlets as T
 
 from svckit import frames
 from svckit._inflight import InFlight
-from svckit._progress import Progress, Reporter
+from svckit._progress import Progress
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
 from svckit.queue.models import RunState
 from svckit.widgets._chart import Chart
-from svckit.widgets._common import Composed, ConfirmBar, Quiet, message_html, style_widget
+from svckit.widgets._common import ConfirmBar, MessageBar, Quiet, message_html, style_widget
 from svckit.widgets._plots import runs_gantt_figure, steps_figure
 from svckit.widgets._static import StaticView
 from svckit.widgets.workflow_timeline.dlq_panel import DlqPanel
@@ -44,7 +44,7 @@ def _day_ms(d: date | None, *, end_of_day: bool) -> int | None:
     return int(datetime.combine(d, t, tzinfo=UTC).timestamp() * 1000)
 
 
-class WorkflowTimeline(StaticView, Composed, W.VBox):
+class WorkflowTimeline(StaticView, W.VBox):
     """Filters, a Gantt of runs, the selected run's steps with a detail panel, Resume and Cancel, and the
     DLQ panel. Public methods (``refresh()``, ``select_run()``, ``resume_selected()``, ``load_dlq()``,
     ``dlq_action()``, ``dlq_id_of()``, ``cancel_selected()``) do the work; what is shown is mirrored in
@@ -107,7 +107,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
                                        W.HBox([self.w_retries, self.w_new_run_id])])
         self.w_confirm, self.w_cancel = self.confirm_box.confirm_button, self.confirm_box.cancel_button
         self.w_confirm_text = self.confirm_box.question
-        self.w_resume_msg = W.HTML("")
+        self.w_resume_msg = MessageBar()
         self.w_cancel_run = W.Button(description="Cancel run…", icon="stop", disabled=True,
                                      tooltip="Cancel the selected run while it is in progress")
         self.cancel_run_box = ConfirmBar(cancel_label="Back")
@@ -116,7 +116,6 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         self.w_cancel_run_text = self.cancel_run_box.question
         self.dlq_panel = DlqPanel(queue)
         self.dlq_panel.on_changed = self.refresh
-        self._views = (self.dlq_panel,)
         for w, css in ((self.w_status, "svckit-run-status"), (self.w_pick, "svckit-run-pick"),
                        (self.detail, "svckit-run-detail"), (self.w_resume_msg, "svckit-resume-msg"),
                        (self.confirm_box, "svckit-resume-confirm"), (self.cancel_run_box, "svckit-cancel-confirm"),
@@ -167,35 +166,27 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         """Fetch the runs that match the filters, page by page by cursor (up to ``max_runs``), and
         their DLQ entries, and redraw. Returns the runs frame. Errors are shown in the widget, not raised.
 
-        The pages are a cursor chain, one round trip each (1,000 runs are 100 requests, the fewest the
-        spec's 10 runs a page allow); the DLQ's pages (100 entries each) are read beside it, on a
-        worker, so they add no round trip of their own."""
+        The pages are a cursor chain (``Queue.iter_runs``), one round trip each (1,000 runs are 100
+        requests, the fewest the spec's 10 runs a page allow); the DLQ's pages (100 entries each) are
+        read beside it, on a worker, so they add no round trip of their own."""
         filters = {k: v for k, v in self.filters().items() if v is not None}
         self._aim_dlq()
         runs: list[Any] = []
-        cursor = None
         self.pages_loaded, self.error = 0, ""
         self.w_progress.max, self.w_progress.value, self.w_progress.bar_style = max(self.max_runs, 1), 0, "info"
+        # no total: the logs operation does not say how many runs match
+        listed = self.queue.iter_runs(self._show_progress, limit=self.max_runs, count=PAGE_SIZE, **filters)
         with InFlight(limit=1) as beside:
             dlq = beside.submit(self.dlq_panel.fetch)
             try:
-                with Reporter(self._show_progress) as report:
-                    while True:
-                        page = self.queue.workflow_logs(cursor=cursor, count=PAGE_SIZE, **filters)
-                        runs.extend(page.runs)
-                        self.pages_loaded += 1
-                        # no total: the logs operation does not say how many runs match
-                        report("runs", min(len(runs), self.max_runs), unit="runs", round_trips=self.pages_loaded)
-                        cursor = page.cursor
-                        if not cursor or len(runs) >= self.max_runs:
-                            break
+                runs.extend(listed)  # what was read before a refusal stays in ``runs``
             except SvcError as exc:
                 self.error = str(exc)
         self.w_progress.bar_style = "danger" if self.error else "success"
-        self.runs = runs[: self.max_runs]
+        self.runs = runs
         self.frame = frames.runs_frame(self.runs, newest_first=True)
         self.run_count = len(self.frame)
-        more = " (capped: raise max runs to see more)" if cursor and len(runs) >= self.max_runs else ""
+        more = "" if self.error or listed.complete else " (capped: raise max runs to see more)"
         self.status = f"error: {self.error}" if self.error else f"{self.run_count:,} run(s){more}"
         self.w_status.value = message_html(self.status, "error" if self.error else "info")
         self.dlq_panel.show(*dlq.result(), runs=self.frame)
@@ -266,7 +257,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
             found = self._row_of(new_key) if self._row_of(new_key) is not None else self._row_of(result.workflow_run_id)
         if found is not None:
             self.select_run(self.frame.at[found, "key"])
-        self._say(f"resumed from DLQ {html.escape(dlq_id)} as run <b>{html.escape(result.workflow_run_id)}</b>", "ok")
+        self.w_resume_msg.say(f"resumed from DLQ {dlq_id} as run {result.workflow_run_id}", "ok")
         return result
 
     def cancel_selected(self) -> None:
@@ -283,7 +274,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         self.refresh()
         if self._row_of(key) is not None:
             self.select_run(key)
-        self._say(f"canceled run <b>{html.escape(run.workflow_run_id)}</b>", "ok")
+        self.w_resume_msg.say(f"canceled run {run.workflow_run_id}", "ok")
 
     # -- the DLQ panel -------------------------------------------------------------------------------
     def load_dlq(self) -> pd.DataFrame:
@@ -300,11 +291,9 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
 
     # -- drawing ----------------------------------------------------------------------------------------
     def _show_progress(self, step: Progress) -> None:
+        self.pages_loaded = step.round_trips or 0
         self.w_progress.value = step.done
         self.w_progress_label.value = " · ".join([f"{step.done:,} runs", *step.notes()])
-
-    def _say(self, markup: str, kind: str = "info") -> None:
-        self.w_resume_msg.value = message_html(markup, kind, markup=True)
 
     def _row_of(self, run_id: str, created_at: int | None = None) -> int | None:
         if self.frame.empty:
@@ -323,17 +312,31 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
 
     def _update_resume(self, run: Any) -> None:
         """Resume is offered only for a failed run that still has a DLQ entry (a resumed run's entry
-        is consumed; an old one may have expired)."""
-        self.w_resume_msg.value = ""
+        is consumed; an old one may have expired). An entry not among those loaded is looked up on a
+        background job (:meth:`DlqPanel.look_up`): the click that selected the run returns at once."""
+        self.w_resume_msg.say("")
         if state_of(run.workflow_state) != RunState.RUN_FAILED.value:
             self.w_resume.disabled, self.w_resume.tooltip = True, "Only failed runs can be resumed"
             return
-        try:
-            self.dlq_panel.dlq_id_of(run)
-        except (LookupError, SvcError) as exc:
-            self.w_resume.disabled, self.w_resume.tooltip = True, str(exc)
-            self.w_resume_msg.value = message_html(str(exc))
+        key = frames.run_key(run)
+        if self.dlq_panel.known_dlq_id(run) is not None or self.dlq_panel.complete:
+            self._offer_resume(key, self.dlq_panel.known_dlq_id(run))
             return
+        self.w_resume.disabled, self.w_resume.tooltip = True, "looking for its DLQ entry…"
+        self.w_resume_msg.say("looking for its DLQ entry among those not loaded…")
+        self.dlq_panel.look_up(run, lambda dlq_id, error: self._offer_resume(key, dlq_id, error))
+
+    def _offer_resume(self, key: str, dlq_id: str | None, error: str = "") -> None:
+        """Enable Resume for run ``key`` (if it is still the one selected) when its entry was found."""
+        if key != self.selected_run:
+            return
+        if dlq_id is None:
+            run_id = key.rsplit("@", 1)[0]
+            why = error or f"no DLQ entry holds run {run_id} (already resumed, or expired)"
+            self.w_resume.disabled, self.w_resume.tooltip = True, why
+            self.w_resume_msg.say(why)
+            return
+        self.w_resume_msg.say("")
         self.w_resume.disabled, self.w_resume.tooltip = False, "Resume this run from its DLQ entry"
 
     def _clear_selection(self) -> None:
@@ -364,7 +367,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         try:
             dlq_id = self.dlq_panel.dlq_id_of(run)
         except (LookupError, SvcError) as exc:
-            self.w_resume_msg.value = message_html(str(exc), "error")
+            self.w_resume_msg.say(str(exc), "error")
             return
         self.confirm_box.ask(
             f"Resume run <b>{html.escape(run.workflow_run_id)}</b> from DLQ entry <code>{html.escape(dlq_id)}</code>? "
@@ -374,7 +377,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
     def _resume_confirmed(self) -> None:
         retries_text = self.w_retries.value.strip()
         if retries_text and not retries_text.isdigit():
-            self.w_resume_msg.value = message_html("retries must be a whole number", "error")
+            self.w_resume_msg.say("retries must be a whole number", "error")
             return
         try:
             self.resume_selected(flow_control_key=self.w_fc_key.value.strip() or None,
@@ -382,7 +385,7 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
                                  retries=int(retries_text) if retries_text else None,
                                  run_id=self.w_new_run_id.value.strip() or None)
         except (SvcError, LookupError, ValueError) as exc:
-            self.w_resume_msg.value = message_html(f"resume failed: {exc}", "error")
+            self.w_resume_msg.say(f"resume failed: {exc}", "error")
 
     def _ask_cancel(self) -> None:
         run = self.selected
@@ -395,4 +398,4 @@ class WorkflowTimeline(StaticView, Composed, W.VBox):
         try:
             self.cancel_selected()
         except (SvcError, LookupError, ValueError) as exc:
-            self.w_resume_msg.value = message_html(f"cancel failed: {exc}", "error")
+            self.w_resume_msg.say(f"cancel failed: {exc}", "error")

@@ -1,6 +1,8 @@
 """The timeline's dead-letter queue panel: a table of the failures of the runs shown (loaded with
 them), the selected run's entry ticked and highlighted, and the ticked entries deleted, resumed or
-restarted in one request each, behind a confirmation."""
+restarted in one request each, behind a confirmation. A selected failed run whose entry is not among
+those loaded is looked up on a :class:`~svckit.widgets._jobs.BackgroundJob` (:meth:`DlqPanel.look_up`),
+with its progress shown, so the click that selected it returns at once."""
 
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ import pandas as pd
 import traitlets as T
 
 from svckit import frames
-from svckit._http import paginate
 from svckit.errors import SvcError
 from svckit.queue.client import WorkflowRuns
 from svckit.queue.protocol import MAX_DLQ_COUNT
-from svckit.widgets._common import ConfirmBar, Quiet, frame_html, message_html, muted_html
+from svckit.widgets._common import ConfirmBar, MessageBar, Quiet, frame_html, muted_html
+from svckit.widgets._jobs import BackgroundJob
 
 #: what the panel can do to the ticked entries, and the past tense its messages use
 DLQ_ACTIONS = {"delete": "deleted", "resume": "resumed", "restart": "restarted"}
@@ -130,6 +132,11 @@ class DlqPanel(W.VBox):
         self.current: str | None = None  # the selected run's key
         self._quiet = Quiet()  # while show() sets the options and ticks: it draws once, after
         self.last_dlq_result: Any = None
+        self.found: dict[str, str] = {}  # run key -> the DLQ id a look-up found beyond the entries loaded
+        self.w_lookup_bar = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="160px"))
+        self.w_lookup_label = W.HTML("")
+        self.w_lookup = W.HBox([self.w_lookup_bar, self.w_lookup_label], layout=W.Layout(display="none"))
+        self.lookup_job = BackgroundJob(self.w_lookup_bar, self.w_lookup_label, name="svckit-dlq-lookup")
         self.on_changed: Callable[[], Any] = self.load_dlq
         self.w_title = W.HTML("<b>Dead-letter queue</b>")
         self.w_table = W.HTML("", layout=W.Layout(width="100%", margin="0"))  # as wide as the panel, no wider
@@ -143,13 +150,13 @@ class DlqPanel(W.VBox):
         self.w_dlq_confirm = self.dlq_confirm_box.confirm_button
         self.w_dlq_back = self.dlq_confirm_box.cancel_button
         self.w_dlq_confirm_text = self.dlq_confirm_box.question
-        self.w_dlq_msg = W.HTML("")
+        self.w_dlq_msg = MessageBar()
         for w, css in ((self.w_table, "svckit-dlq"), (self.w_dlq, "svckit-dlq-list"),
                        (self.dlq_confirm_box, "svckit-dlq-confirm"), (self.w_dlq_msg, "svckit-dlq-msg")):
             w.add_class(css)
         super().__init__([self.w_title, self.w_table,
                           W.HBox([self.w_dlq, *self.w_dlq_buttons.values()], layout=W.Layout(flex_flow="row wrap")),
-                          self.dlq_confirm_box, self.w_dlq_msg], **kwargs)
+                          self.dlq_confirm_box, self.w_dlq_msg, self.w_lookup], **kwargs)
         T.link((self.w_dlq, "value"), (self, "dlq_selected"))
         self.observe(self._on_selected, names="dlq_selected")
         for action, button in self.w_dlq_buttons.items():
@@ -161,19 +168,15 @@ class DlqPanel(W.VBox):
     # -- loading ----------------------------------------------------------------------------------
     def fetch(self) -> tuple[list[Any], bool, str]:
         """The entries matching ``filters``, in pages of the most the service takes (a round trip per
-        100), up to ``limit``: (entries, complete, error). A refusal is returned, not raised, so the
-        app can fetch this on a worker beside the runs."""
+        100), up to ``limit`` (``Queue.iter_dlq``): (entries, complete, error). A refusal is returned,
+        not raised, so the app can fetch this on a worker beside the runs."""
         entries: list[Any] = []
-        cursor = None
+        listed = self.queue.iter_dlq(count=MAX_DLQ_COUNT, limit=self.limit, **self.filters)
         try:
-            while True:
-                page = self.queue.dlq(cursor=cursor, count=MAX_DLQ_COUNT, **self.filters)
-                entries.extend(page.messages)
-                cursor = page.cursor
-                if not cursor or len(entries) >= self.limit:
-                    return entries[: self.limit], not cursor, ""
+            entries.extend(listed)  # what was read before a refusal stays in ``entries``
         except SvcError as exc:
             return entries, False, str(exc)
+        return entries, listed.complete, ""
 
     def show(self, entries: list[Any], complete: bool, error: str = "", runs: pd.DataFrame | None = None
              ) -> pd.DataFrame:
@@ -195,7 +198,7 @@ class DlqPanel(W.VBox):
         more = "" if complete else " (more not loaded: narrow the filters)"
         said = f"{len(entries):,} entr{'y' if len(entries) == 1 else 'ies'} of the runs shown{more}"
         self.w_title.value = f"<b>Dead-letter queue</b> {muted_html(said)}"
-        self.w_dlq_msg.value = message_html(error, "error") if error else ""
+        self.w_dlq_msg.say(error, "error" if error else "info")
         self._on_selected()
         return dlq
 
@@ -212,19 +215,45 @@ class DlqPanel(W.VBox):
         if self.dlq_selected == ticked:  # else _on_selected drew it
             self._draw()
 
-    def dlq_id_of(self, run: Any) -> str:
-        """The DLQ id holding a failed run: the run's own ``dlq_id`` when the service sends one, else
-        the loaded entry that holds it; only when not every entry was loaded, the service is asked
-        for the entries of the run's id."""
+    def known_dlq_id(self, run: Any) -> str | None:
+        """The DLQ id holding a failed run, without a request: the run's own ``dlq_id`` when the
+        service sends one, the loaded entry that holds it, or the one a look-up found; else None."""
         if getattr(run, "dlq_id", None):
             return run.dlq_id
         found = [m.dlq_id for m in self.dlq_entries if holds(m, run)]
-        if not found and not self.complete:
-            found = [m.dlq_id for m in paginate(lambda c: self.queue.dlq(
-                cursor=c, count=MAX_DLQ_COUNT, workflow_run_id=run.workflow_run_id), "messages") if holds(m, run)]
-        if not found:
+        return found[0] if found else self.found.get(frames.run_key(run))
+
+    def search(self, run: Any, progress: Any = False, cancel: Any = None) -> str | None:
+        """Ask the service for the entries of the run's id (``Queue.iter_dlq``) until one holds it."""
+        entries = self.queue.iter_dlq(progress, MAX_DLQ_COUNT, cancel=cancel, workflow_run_id=run.workflow_run_id)
+        dlq_id = next((m.dlq_id for m in entries if holds(m, run)), None)
+        if dlq_id is not None:
+            self.found[frames.run_key(run)] = dlq_id
+        return dlq_id
+
+    def dlq_id_of(self, run: Any) -> str:
+        """The DLQ id holding a failed run (:meth:`known_dlq_id`); only when not every entry was
+        loaded, the service is asked for the entries of the run's id (:meth:`search`)."""
+        dlq_id = self.known_dlq_id(run)
+        if dlq_id is None and not self.complete:
+            dlq_id = self.search(run)
+        if dlq_id is None:
             raise LookupError(f"no DLQ entry holds run {run.workflow_run_id} (already resumed, or expired)")
-        return found[0]
+        return dlq_id
+
+    def look_up(self, run: Any, then: Callable[[str | None, str], Any], *, background: bool = True) -> None:
+        """:meth:`search` on a background job, its progress under the table (a look-up still running
+        for another run is cancelled), then ``then(dlq_id or None, error)``."""
+        self.lookup_job.cancel()
+        self.lookup_job = BackgroundJob(self.w_lookup_bar, self.w_lookup_label, name="svckit-dlq-lookup")
+        self.w_lookup.layout.display = "flex"
+
+        def done(dlq_id: str | None, error: str = "") -> None:
+            self.w_lookup.layout.display = "none"
+            then(dlq_id, error)
+
+        self.lookup_job.start(lambda progress, cancel: self.search(run, progress, cancel), on_done=done,
+                              on_error=lambda exc: done(None, str(exc)), background=background)
 
     # -- acting -----------------------------------------------------------------------------------
     def dlq_action(self, action: str, dlq_ids: Sequence[str] | None = None) -> Any:
@@ -241,11 +270,11 @@ class DlqPanel(W.VBox):
             text = f"deleted {result} DLQ entr{'y' if result == 1 else 'ies'}"
         else:
             result = getattr(self.queue, f"{action}_many")(ids)
-            runs = ", ".join(html.escape(r.workflow_run_id) for r in result)
-            text = f"{DLQ_ACTIONS[action]} {len(result)} run(s): <b>{runs}</b>"
+            runs = ", ".join(r.workflow_run_id for r in result)
+            text = f"{DLQ_ACTIONS[action]} {len(result)} run(s): {runs}"
         self.last_dlq_result = result
         self.on_changed()
-        self.w_dlq_msg.value = message_html(text, "ok", markup=True)
+        self.w_dlq_msg.say(text, "ok")
         return result
 
     # -- drawing and handlers -----------------------------------------------------------------------
@@ -268,7 +297,7 @@ class DlqPanel(W.VBox):
         try:
             self.dlq_action(action)
         except (SvcError, LookupError, ValueError) as exc:
-            self.w_dlq_msg.value = message_html(f"{action} failed: {exc}", "error")
+            self.w_dlq_msg.say(f"{action} failed: {exc}", "error")
 
     def _on_confirm_shown(self, change: Any) -> None:
         if change["new"] == "none":
