@@ -12,8 +12,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlsplit
+
+from svckit.sandbox.options import SandboxOptions
 
 DESCRIPTION = ("Explore and operate key-value, vector, account and workflow services from Jupyter. "
                "'svckit demo' starts the embedded sandbox with demo data and JupyterLab on the tour; "
@@ -26,7 +28,9 @@ def data_home() -> Path:
     """Where the sandbox and the demo keep their state: ``$XDG_DATA_HOME/svckit`` (the XDG base
     directory rule: an absolute path, else ignored), by default ``~/.local/share/svckit``. Read when
     a command runs, not at import."""
-    base = os.environ.get("XDG_DATA_HOME", "")
+    from svckit.config import Settings
+
+    base = Settings.from_env().xdg_data_home or ""
     return (Path(base) if os.path.isabs(base) else Path.home() / ".local" / "share") / "svckit"
 
 
@@ -41,7 +45,7 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="state directory kept across restarts (default ~/.local/share/svckit/sandbox, "
                              "or svckit/sandbox under $XDG_DATA_HOME)")
-    parser.add_argument("--backend", choices=["auto", "redis", "fakeredis", "external"], default="auto",
+    parser.add_argument("--backend", choices=get_args(SandboxOptions.model_fields["backend"].annotation), default="auto",
                         help=f"key-value backend: auto = an external Redis ({REDIS_URL_VARIABLE}, --redis-url-file "
                              "or --redis-url), else redis-server on PATH, else fakeredis")
     url = parser.add_mutually_exclusive_group()
@@ -100,7 +104,9 @@ def redis_url_of(args: argparse.Namespace) -> str | None:
         if not lines or not lines[0].strip():
             raise SystemExit(f"svckit: --redis-url-file {path}: its first line should be the Redis URL; it is empty")
         return lines[0].strip()
-    return os.environ.get(REDIS_URL_VARIABLE) or None
+    from svckit.config import Settings
+
+    return Settings.from_env().redis_url
 
 
 def sandbox_from_args(args: argparse.Namespace, **extra: Any):  # -> Sandbox

@@ -65,14 +65,13 @@ def notebook_clients(seed: str = "demo", env: Mapping[str, str] | None = None, *
 
     use_readable_frames()
     environ = os.environ if env is None else env
-    if any(environ.get(name) for name in ALL_VARIABLES):
-        settings = Settings.from_env(environ)
-        if not local_only or _on_loopback(settings):
-            connection_status.from_variables(settings, environ).show()
-            return connect(settings, **client_options)
+    settings = Settings.from_env(environ)
+    if settings.names_a_service and (not local_only or _on_loopback(settings)):
+        connection_status.from_variables(settings, environ).show()
+        return connect(settings, **client_options)
     sandbox = local_sandbox(seed, verbose=verbose)
     status = connection_status.from_sandbox(sandbox, "\n".join(_sandbox_log))
-    if local_only and any(environ.get(name) for name in ALL_VARIABLES):
+    if local_only and settings.names_a_service:
         status = connection_status.instead_of_hosted(status)
     status.show()
     return connect(sandbox.settings, **client_options)
@@ -322,7 +321,8 @@ def can_open_browser() -> bool:
     """Whether a graphical browser can be opened here: on Linux and the BSDs that needs a display
     (without one, ``webbrowser`` would fall back to a text browser in this terminal)."""
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+        settings = Settings.from_env()
+        return bool(settings.display or settings.wayland_display)
     return True
 
 

@@ -33,8 +33,8 @@ ALL_EXTRAS = ("sandbox", "local", "notebook")
 #: the extras of the checkout that runs the tests (``pip install -e ".[all,dev]"``)
 TEST_EXTRAS = (*ALL_EXTRAS, "dev")
 #: modules that need an extra, by name prefix; everything else needs only the core dependencies
-MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.vector.local": "local",
-                 "svckit.export": "notebook"}
+MODULE_EXTRAS = {"svckit.sandbox": "sandbox", "svckit.localindex": "local", "svckit.core.glob": "local",
+                 "svckit.core.filter": "local", "svckit.export": "notebook"}
 
 
 def known_extras() -> list[str]:

@@ -14,9 +14,9 @@ def test_sandbox_options_reach_the_areas(tmp_path):
     sandbox = sandbox_from_args(args)
     assert sandbox.area_names == ("kv", "vector") and sandbox.seed == "demo"
     assert sandbox.data_dir == tmp_path.resolve()
-    assert sandbox.options["backend"] == "fakeredis"
-    assert sandbox.options["embedding_model"] == Path("/models/mini")
-    assert sandbox.options["demo_limit"] == 25
+    assert sandbox.options.backend == "fakeredis"
+    assert sandbox.options.embedding_model == Path("/models/mini")
+    assert sandbox.options.demo_limit == 25
 
 
 def test_state_goes_under_xdg_data_home_when_set_else_under_local_share(tmp_path, monkeypatch):

@@ -77,7 +77,7 @@ def test_settings_show_their_secrets_masked_and_the_rest_as_is():
     assert f"kv_token=***{TOKEN[-4:]}," in shown and TOKEN not in shown
     assert "kv_readonly_token=***," in shown
     assert "kv_url='http://127.0.0.1:1'," in shown and "devapi_email='me@example.com'," in shown
-    assert "devapi_key=None," in shown and shown.startswith("Settings(kv_url=") and shown.endswith("ca_file=None)")
+    assert "devapi_key=None," in shown and shown.startswith("Settings(kv_url=") and shown.endswith("wayland_display=None)")
 
 
 def test_sandbox_credentials_show_nothing_of_themselves():
