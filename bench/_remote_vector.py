@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 from _remote import Ctx, Job
 
-from svckit.localindex import fusion
+from svckit.core import fusion
 from svckit.vector import QueryOptions, Vector
 from svckit.vector.evaluation import configurations, demo_evaluation_corpus, demo_labelled_queries, evaluate
 from svckit.vector.explain import explain_hits

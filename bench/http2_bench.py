@@ -131,7 +131,7 @@ def kv_client(settings: Any, side: str, ca: str, asynchronous: bool = False) -> 
 def h2_connections(client: Any) -> str:
     """What the h2 client's httpcore pool holds, e.g. '1 x HTTP/2' (checks h2 was negotiated)."""
     infos = [next((v for v in ("HTTP/2", "HTTP/1.1") if v in c.info()), c.info())
-             for c in client._transport._pool._pool.connections]
+             for c in client._http._pool._pool.connections]
     return ", ".join(f"{infos.count(v)} x {v}" for v in sorted(set(infos))) or "none"
 
 

@@ -222,7 +222,7 @@ def run_round(data_dir: Path, mode: str, writers: int, seconds: float) -> Round:
         stop_queue.set()
         await asyncio.gather(*tasks)
         for kv in clients:
-            await kv.close()
+            await kv.aclose()
 
     asyncio.run(drive())
     queue_thread.join(timeout=15)

@@ -165,9 +165,9 @@ class SvckitOps:
         assert self.vector is not None and len(await self.vector.query_data(text, top_k=5)) <= 5
 
     async def close(self) -> None:
-        await self.kv.close()
+        await self.kv.aclose()
         if self.vector is not None:
-            await self.vector.close()
+            await self.vector.aclose()
 
 
 class RawHttpOps:

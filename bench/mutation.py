@@ -77,19 +77,24 @@ TARGETS: dict[str, Target] = {
         ["tests/test_retry_rules.py", "tests/test_http.py"],
     ),
     "keyspace": Target(
-        "the keyspace walk: KeyScan and its resume state, walk_keys / scan_keys (sync and async)",
+        "the keyspace walk and the one cursor loop: KeyScan and its resume state, walk_keys / scan_keys "
+        "(sync and async), Pages and its shells",
         {"svckit/kv/keyspace.py": ["KeyScan.__post_init__", "KeyScan.next_call", "KeyScan.step", "KeyScan.feed",
                                    "KeyScan.walked", "KeyScan.wants_more", "_scan_of", "_Walk.__init__",
-                                   "_Walk.goes_on", "_Walk.call", "_Walk.take", "walk_keys", "awalk_keys",
-                                   "scan_keys", "ascan_keys"]},
-        ["tests/kv/test_keyscan_rules.py", "tests/kv/test_walk.py"],
+                                   "_Walk.goes_on", "_Walk.request", "_Walk.take", "walk_keys", "awalk_keys",
+                                   "scan_keys", "ascan_keys"],
+         "svckit/_cursor.py": ["Pages.__init__", "Pages.complete", "Pages.goes_on", "Pages.take", "Pages.cut",
+                               "follow", "afollow"]},
+        ["tests/kv/test_keyscan_rules.py", "tests/kv/test_walk.py", "tests/test_cursor.py"],
     ),
     "frames": Target(
-        "frames: keys_frame's conversions (ttl s -> ms -> ttl_s, expires, ints) and the shared converters",
-        {"svckit/frames.py": ["keys_frame", "_utc", "_category", "_is_error",
-                              "_stream_id_parts", "format_limit"]},
-        ["tests/frames/test_frame_rules.py", "tests/frames/test_frames.py"],
-        undecorate={"svckit/frames.py": ["keys_frame"]},
+        "frames: the one column-spec builder and its converters, keys_frame's conversions (ttl s -> ms -> "
+        "ttl_s, expires, ints), a stream id's parts, how a limit reads",
+        {"svckit/frames/_columns.py": ["Column.value", "Column.array", "build", "units", "utc", "category",
+                                       "is_error"],
+         "svckit/frames/kv.py": ["_ttl_ms", "_ttl_s", "_int", "keys_frame", "_stream_id_parts"],
+         "svckit/display.py": ["format_limit"]},
+        ["tests/frames/test_frame_rules.py", "tests/frames/test_frames.py", "tests/frames/test_columns.py"],
     ),
     "sandbox-kv": Target(
         "the sandbox's key-value rules: the Read Only token's commands, the refused commands, transactions",
@@ -108,9 +113,9 @@ TARGETS: dict[str, Target] = {
     ),
     "filter": Target(
         "the vector metadata filter: tokenizer, parser, compiled evaluation (the whole module)",
-        {"svckit/localindex/filter.py": None},
-        ["tests/localindex/test_filter_rules.py", "tests/localindex/test_filter.py",
-         "tests/localindex/test_filter_compiled.py"],
+        {"svckit/core/filter.py": None},
+        ["tests/core/test_filter_rules.py", "tests/core/test_filter.py",
+         "tests/core/test_filter_compiled.py"],
     ),
     "envelope": Target(
         "the key-value envelope decoder: values, RESP2, replies, batches, errors",
@@ -125,27 +130,23 @@ TARGETS: dict[str, Target] = {
 EQUIVALENT: dict[str, str] = {
     "svckit._http.x_retry_after__mutmut_4":
         'headers.get("RETRY-AFTER") for "retry-after": httpx.Headers are case-insensitive, the same header',
-    "svckit.frames.x_keys_frame__mutmut_108":
+    "svckit.frames.kv.x__ttl_ms__mutmut_25":
         "ttl >= 0 made always true: a negative ttl becomes ttl * 1000 ms, still negative, so NA as before",
-    "svckit.frames.x_keys_frame__mutmut_117":
+    "svckit.frames.kv.x__ttl_ms__mutmut_34":
         "ttl > 0 for ttl >= 0: a ttl of 0 takes the other branch, int(0) = 0 ms, as 0 * 1000",
-    "svckit.frames.x_keys_frame__mutmut_118":
-        "ttl >= 1 for ttl >= 0: the same as mutant 117 (0 s is 0 ms either way)",
-    "svckit.frames.x_keys_frame__mutmut_49": 'float("NAN") is float("nan"): Python reads either case',
-    "svckit.frames.x_format_limit__mutmut_39":
+    "svckit.frames.kv.x__ttl_ms__mutmut_35": "ttl >= 1 for ttl >= 0: the same as mutant 34 (0 s is 0 ms either way)",
+    "svckit.display.x_format_limit__mutmut_38":
         "tz=None for tz='UTC': an epoch Timestamp without a zone is UTC's wall time, the same text",
-    "svckit.frames.x_format_limit__mutmut_42": "tz dropped: as mutant 39",
-    "svckit.frames.x_format_limit__mutmut_47": "tz='utc' for 'UTC': pandas reads the same zone",
-    "svckit.frames.x__utc__mutmut_5":
+    "svckit.display.x_format_limit__mutmut_41": "tz dropped: as mutant 38",
+    "svckit.display.x_format_limit__mutmut_46": "tz='utc' for 'UTC': pandas reads the same zone",
+    "svckit.frames._columns.x_utc__mutmut_5":
         "errors='coerce' dropped: every caller passes ints or None (validated model fields, parsed stream ids), "
         "which to_numeric takes without coercing",
-    **{f"svckit.frames.x_keys_frame__mutmut_{n}": "a dtype argument dropped (string, Int64, Float64, float64): "
-       "pandas 3 infers the same dtype from these values, so the column is the same" for n in (14, 16, 158, 160, 184,
-                                                                                                186, 188, 190, 43, 45)},
-    **{f"svckit.frames.x__utc__mutmut_{n}": "the Series without dtype=object: ints stay int64 and ints with None "
-       "become float64 either way (to_numeric makes float64 of an object Series with None too)" for n in (7, 9)},
-    **{f"svckit.frames.x__category__mutmut_{n}": "getattr(v, 'value') made a no-op: the states are str enums, "
-       "equal to and hashing as their values, so the categorical holds the same strings" for n in (2, 8, 9)},
+    **{f"svckit.frames._columns.x_utc__mutmut_{n}": "the Series without dtype=object: ints stay int64 and ints "
+       "with None become float64 either way (to_numeric makes float64 of an object Series with None too)"
+       for n in (7, 9)},
+    **{f"svckit.frames._columns.x_category__mutmut_{n}": "getattr(v, 'value') made a no-op: the states are str "
+       "enums, equal to and hashing as their values, so the categorical holds the same strings" for n in (2, 8, 9)},
     # -- the sandbox's key-value rules
     **{f"svckit.sandbox.kv.commands.x_refusal__mutmut_{n}": "'ERR empty command' is never sent: an empty command "
        "is refused before (the gateway's 'ERR empty command: send ...', budget.command_row's non-empty rows)"

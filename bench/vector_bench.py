@@ -30,9 +30,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import numpy as np
 
+from svckit.embedding import DenseEmbedder
 from svckit.localindex import LocalIndex, docstring_pairs, load_demo_corpus, packaged_model_path
 from svckit.localindex.ann import HNSW_EF_SEARCH, HNSW_M, DenseStore
-from svckit.localindex.embedding import DenseEmbedder
 from svckit.vector.evaluation import ndcg_at_k, recall_at_k
 
 

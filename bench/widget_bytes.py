@@ -25,7 +25,7 @@ from _child import code_env
 #: widget -> (how it is built, the update measured)
 ACTIONS = {
     "KVExplorer": ("KVExplorer(c.kv)", "w.select('greeting')"),
-    "AccountDashboard": ("AccountDashboard(c.account, presets=PLAN_PRESETS)", "w.compare('queue_enterprise_10m')"),
+    "AccountDashboard": ("AccountDashboard(c.account, presets=PLAN_PRESETS, page='queue')", "w.compare('queue_enterprise_10m')"),
     "WorkflowTimeline": ("WorkflowTimeline(c.queue)", "w.select_run(w.frame['key'].iloc[0])"),
     "KeyspaceReport": ("KeyspaceReport(c.kv, sample=100)", "w.run(background=False)"),
     "MonitorProfiler": ("MonitorProfiler(c.kv)", "[w.profile.feed(e) for e in TRAFFIC]; w.refresh()"),
