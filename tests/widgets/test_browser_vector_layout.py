@@ -95,6 +95,12 @@ def _title_clear_of_the_toolbar(page, selector: str) -> None:
         assert _apart(boxes["subtitle"], boxes["modebar"]), boxes
 
 
+def _opacity_becomes(page, opacity: str) -> None:
+    """Wait until the hits table is painted at ``opacity`` (dimmed "0.4", or "1")."""
+    _wait(page, "([sel, want]) => getComputedStyle(document.querySelector(sel)).opacity === want",
+          [f"{PLAYGROUND} .svckit-hits-table", opacity], timeout=10_000)
+
+
 def test_layout_and_enter_in_the_filter_box(browser, lab, screenshots, ui):
     page = run_notebook(browser, lab, NOTEBOOK, height=1500, ui=ui)
     pg = page.locator(PLAYGROUND).first
@@ -108,16 +114,15 @@ def test_layout_and_enter_in_the_filter_box(browser, lab, screenshots, ui):
     box = pg.locator(".svckit-filter input")
     box.fill("package = 'csv'")
     _text_in(page, ".svckit-stale-note", "These hits are for no filter")
-    assert page.evaluate(f"() => getComputedStyle(document.querySelector('{PLAYGROUND} .svckit-hits-table'))"
-                         ".opacity") == "0.4"
+    # the note and the dimming are separate widget updates: the browser may paint one before the other
+    _opacity_becomes(page, "0.4")
     assert len(_hits(page)) == len(DOCS)
     box.press("Enter")
     _wait(page, "(sel) => document.querySelectorAll(sel).length === 2",
           f"{PLAYGROUND} .svckit-hits-table tbody tr")
     assert sorted(_hits(page)) == ["module:csv.reader", "module:csv.writer"]
     _wait(page, "(sel) => !document.querySelector(sel).textContent.trim()", f"{PLAYGROUND} .svckit-stale-note")
-    assert page.evaluate(f"() => getComputedStyle(document.querySelector('{PLAYGROUND} .svckit-hits-table'))"
-                         ".opacity") == "1"
+    _opacity_becomes(page, "1")
     box.fill("")
     box.press("Enter")
     _wait(page, "([sel, n]) => document.querySelectorAll(sel).length === n",
