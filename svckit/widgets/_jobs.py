@@ -39,6 +39,7 @@ class BackgroundJob:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._busy = False
+        self._closed = False
         self._finish: Callable[[], None] | None = None
 
     @property
@@ -53,7 +54,10 @@ class BackgroundJob:
 
     def start(self, work: Work, *, on_done: Callable[[Any], None] | None = None,
               on_error: Callable[[BaseException], None] | None = None, background: bool = True) -> None:
-        """Run ``work``; refused (ValueError) while another run of this job is under way."""
+        """Run ``work``; refused (ValueError) while another run of this job is under way, or once the
+        job is closed."""
+        if self._closed:
+            raise ValueError(f"{self.name} is closed: its widget is gone")
         if self._busy:
             raise ValueError(f"{self.name} is already running: wait for it or cancel it")
         self._busy = True
@@ -99,12 +103,20 @@ class BackgroundJob:
         if finish is None:
             return
         try:
-            finish()
+            if not self._closed:
+                finish()
         finally:
             self._busy = False
 
     def cancel(self) -> None:
         """Ask the work to stop at its next check (between two requests)."""
+        self.cancel_event.set()
+
+    def close(self) -> None:
+        """The job's widget is closed (or the job superseded): stop the work at its next check, and
+        hand nothing back, so no callback draws on a closed widget or builds widgets nothing will
+        close; the job takes no new work."""
+        self._closed = True
         self.cancel_event.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -117,7 +129,9 @@ class BackgroundJob:
         return not self.running
 
     def show(self, step: Progress | None) -> None:
-        """Draw a step on the bar and its label (None: reset them)."""
+        """Draw a step on the bar and its label (None: reset them); a closed job draws nothing."""
+        if self._closed:
+            return
         if self.bar is not None:
             if step is None:
                 self.bar.max, self.bar.value = 1, 0

@@ -108,6 +108,12 @@ class Deliveries(StaticView, W.VBox):
         self.following = True
         self.follow_toggle.value, self.follow_toggle.description, self.follow_toggle.icon = True, "Stop", "stop"
 
+    def close(self) -> None:
+        """Stop following and drop a read under way, then close the widget."""
+        self.painter.close()
+        self.loader.close()
+        super().close()
+
     def stop(self, timeout: float = 5.0) -> bool:
         self.painter.cancel()
         ended = self.painter.wait(timeout)

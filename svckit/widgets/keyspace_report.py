@@ -130,6 +130,11 @@ class KeyspaceReport(StaticView, W.VBox):
         """Stop the running pass at its next request; the previous report stays shown."""
         self.job.cancel()
 
+    def close(self) -> None:
+        """Drop a pass under way (its report is never drawn), then close the widget."""
+        self.job.close()
+        super().close()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for a background pass; True when none is running any more."""
         self.job.wait(timeout)

@@ -113,6 +113,12 @@ class MonitorProfiler(StaticView, W.VBox):
         self.refresh()
         return ended
 
+    def close(self) -> None:
+        """Close the monitor stream and stop redrawing, then close the widget."""
+        self.reader.stop()
+        self.painter.close()
+        super().close()
+
     def reset(self) -> None:
         """Forget what was counted (a running profile goes on counting from zero)."""
         self.profile = self._new_profile()

@@ -271,3 +271,16 @@ def test_the_queue_page_is_read_off_the_kernels_thread_after_a_click(account):
     assert d.queue_view.job.running and d.queue_view.refreshed == 1
     held.release.set()
     assert d.wait(30) and d.queue_view.refreshed == 2
+
+
+def test_a_dashboard_closed_while_it_loads_draws_nothing_afterwards(account):
+    """Closing the dashboard drops its load: the answer that comes later builds no cards (widgets
+    nothing would ever close) on the closed page."""
+    held = Held(account)
+    d = AccountDashboard(held, autorefresh=False)
+    d.overview.refresh_button.click()
+    d.close()
+    held.release.set()
+    assert d.wait(60)
+    assert d.overview.loaded == 0 and d.overview.sections.children == ()
+    assert d.overview.job.thread is not None and not d.overview.job.thread.is_alive()

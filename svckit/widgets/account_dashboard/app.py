@@ -242,5 +242,8 @@ class AccountDashboard(StaticView, W.VBox):
             return record, None
 
     def close(self) -> None:
+        """Close the explorer or playground a drill-down opened, drop the loads under way, then close."""
         self._close_opened()
+        self.overview.job.close()
+        self.queue_view.job.close()
         super().close()

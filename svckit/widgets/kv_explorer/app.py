@@ -197,12 +197,11 @@ class KVExplorer(ScanState, ValueState, BulkState, StaticView, W.VBox):
         self.bulk.bulk_node(prefix, self.delimiter)
 
     def close(self) -> None:
-        """Stop the streams, any bulk run and any scan, then close the widget."""
+        """Stop the streams, any bulk run, scan or slow-log read, then close the widget."""
         self.monitor_pane.monitor.stop()
         self.pubsub_pane.pubsub.stop()
-        self.bulk_cancel()
-        self.key_tree.job.cancel()
-        self.browser.job.cancel()
+        for job in (self.bulk.job, self.key_tree.job, self.browser.job, self.slowlog.job):
+            job.close()
         super().close()
 
     # -- wiring ------------------------------------------------------------------------------------------

@@ -249,7 +249,7 @@ class VectorPlayground(QueryState, BrowseState, EvaluateState, StaticView, W.VBo
         return self.evaluator.evaluate(labelled, k, timeout=timeout)
 
     def close(self) -> None:
-        self.evaluator.cancel_evaluation()
+        self.evaluator.job.close()
         super().close()
 
     # -- internals ------------------------------------------------------------------------------------

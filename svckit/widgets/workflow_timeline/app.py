@@ -289,6 +289,11 @@ class WorkflowTimeline(StaticView, W.VBox):
         """The DLQ panel lists the entries of the runs that match the filters, as many as the runs."""
         self.dlq_panel.filters, self.dlq_panel.limit = self.dlq_filters(), self.max_runs
 
+    def close(self) -> None:
+        """Drop a DLQ look-up under way, then close the widget."""
+        self.dlq_panel.lookup_job.close()
+        super().close()
+
     # -- drawing ----------------------------------------------------------------------------------------
     def _show_progress(self, step: Progress) -> None:
         self.pages_loaded = step.round_trips or 0

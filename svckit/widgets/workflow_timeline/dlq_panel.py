@@ -243,8 +243,8 @@ class DlqPanel(W.VBox):
 
     def look_up(self, run: Any, then: Callable[[str | None, str], Any], *, background: bool = True) -> None:
         """:meth:`search` on a background job, its progress under the table (a look-up still running
-        for another run is cancelled), then ``then(dlq_id or None, error)``."""
-        self.lookup_job.cancel()
+        for another run is dropped: its ``then`` is never called), then ``then(dlq_id or None, error)``."""
+        self.lookup_job.close()
         self.lookup_job = BackgroundJob(self.w_lookup_bar, self.w_lookup_label, name="svckit-dlq-lookup")
         self.w_lookup.layout.display = "flex"
 
