@@ -20,7 +20,13 @@ from tests.faults import FaultServer, client_stays
 
 TOKEN = "tok_stream_open_SECRET_1234"
 RETRY = RetryPolicy(attempts=3, backoff=0.01)
+#: where the test waits for the timeout: a server that never answers, a connect never completed
 TIMEOUT = 0.3
+#: where the server answers: a timeout would be the loaded machine's, never the behaviour under test
+ANSWERED = 10.0
+#: the open stream that waits for events longer than its timeout: the server answers at once and then
+#: pauses twice this long between two events
+LATE = 1.5
 TIMEOUT_HINT = "(is the server running? try a longer timeout=)"
 
 
@@ -133,7 +139,7 @@ def _usable(kv: KV[str], server: FaultServer) -> None:
     server.play("ok")
     assert kv.execute("PING") == "OK"
     server.play("sse")
-    with kv.monitor(timeout=TIMEOUT) as monitor:
+    with kv.monitor(timeout=ANSWERED) as monitor:
         assert not monitor.closed
 
 
@@ -141,7 +147,7 @@ async def _ausable(akv: AsyncKV[str], server: FaultServer) -> None:
     server.play("ok")
     assert await akv.execute("PING") == "OK"
     server.play("sse")
-    async with akv.monitor(timeout=TIMEOUT) as monitor:
+    async with akv.monitor(timeout=ANSWERED) as monitor:
         assert monitor is not None
 
 
@@ -152,7 +158,7 @@ def test_a_stream_whose_every_open_is_cut_off_raises_transport_error_and_the_cli
     with KV(server.url, TOKEN, retry=RETRY) as kv:
         before = _client_sockets()
         with pytest.raises(TransportError) as info:
-            kv.monitor(timeout=TIMEOUT)
+            kv.monitor(timeout=ANSWERED)
         assert not isinstance(info.value, RequestTimeout)
         _says(info.value, f"opening stream {server.url} failed", "Error")
         assert server.requests == ["POST /monitor HTTP/1.1"] * RETRY.attempts  # retried, then given up
@@ -163,7 +169,7 @@ def test_a_stream_whose_every_open_is_cut_off_raises_transport_error_and_the_cli
 @pytest.mark.parametrize("fault", ["reset", "drop"])
 def test_a_subscription_cut_off_once_is_opened_by_the_retry(server, fault):
     server.script.extend([fault, "sub"])
-    with KV(server.url, TOKEN, retry=RETRY) as kv, kv.subscribe("news", timeout=TIMEOUT) as sub:
+    with KV(server.url, TOKEN, retry=RETRY) as kv, kv.subscribe("news", timeout=ANSWERED) as sub:
         assert [m.data for m in sub] == [None, "hello"]
     assert len(server.requests) == 2
 
@@ -173,7 +179,7 @@ async def test_async_a_stream_whose_every_open_is_cut_off_raises_transport_error
     server.script.extend([fault] * RETRY.attempts)
     async with AsyncKV(server.url, TOKEN, retry=RETRY) as akv:
         with pytest.raises(TransportError) as info:
-            async with akv.subscribe("news", timeout=TIMEOUT):
+            async with akv.subscribe("news", timeout=ANSWERED):
                 pass
         assert not isinstance(info.value, RequestTimeout)
         _says(info.value, f"opening stream {server.url} failed", "Error")
@@ -183,7 +189,7 @@ async def test_async_a_stream_whose_every_open_is_cut_off_raises_transport_error
 
 async def test_async_a_monitor_cut_off_once_is_opened_by_the_retry(server):
     server.play("reset", "sse")
-    async with AsyncKV(server.url, TOKEN, retry=RETRY) as akv, akv.monitor(timeout=TIMEOUT) as monitor:
+    async with AsyncKV(server.url, TOKEN, retry=RETRY) as akv, akv.monitor(timeout=ANSWERED) as monitor:
         assert monitor is not None
     assert len(server.requests) == 2
 
@@ -263,16 +269,16 @@ class LateEvents(FaultServer):
     an open stream must wait for it (the timeout covers opening the stream only)."""
 
     def _answer(self, sock: socket.socket, fault: str) -> bool:
-        _events(sock, b"subscribe,news,1", b"message,news,late", pause=2 * TIMEOUT)
+        _events(sock, b"subscribe,news,1", b"message,news,late", pause=2 * LATE)
         return True
 
 
 def test_an_open_stream_waits_for_events_longer_than_the_timeout():
-    with LateEvents() as srv, KV(srv.url, TOKEN, retry=RETRY) as kv, kv.subscribe("news", timeout=TIMEOUT) as sub:
+    with LateEvents() as srv, KV(srv.url, TOKEN, retry=RETRY) as kv, kv.subscribe("news", timeout=LATE) as sub:
         assert [(m.kind, m.data) for m in sub] == [("subscribe", None), ("message", "late")]
 
 
 async def test_async_an_open_stream_waits_for_events_longer_than_the_timeout():
     with LateEvents() as srv:
-        async with AsyncKV(srv.url, TOKEN, retry=RETRY) as akv, akv.subscribe("news", timeout=TIMEOUT) as sub:
+        async with AsyncKV(srv.url, TOKEN, retry=RETRY) as akv, akv.subscribe("news", timeout=LATE) as sub:
             assert [(m.kind, m.data) async for m in sub] == [("subscribe", None), ("message", "late")]
