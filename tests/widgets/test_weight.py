@@ -20,6 +20,7 @@ from svckit.widgets import (
     WorkflowTimeline,
 )
 from svckit.widgets._chart import Chart
+from tests.account.test_dashboard_overview import loaded
 
 LIMIT = 300_000
 #: the first bytes of plotly.js, and what every copy of it holds
@@ -30,11 +31,6 @@ PLOTLY_JS = ("plotly.js v", "window.Plotly")
 def clients(demo_sandbox):
     with demo_sandbox.connect() as c:
         yield c
-
-
-def loaded(dashboard: AccountDashboard) -> AccountDashboard:
-    assert dashboard.wait(60), "the first page did not load"
-    return dashboard
 
 
 WIDGETS = {
